@@ -1,0 +1,34 @@
+# The two commands of the course: `make lab` and `make test`.
+# Both create .venv/ on first use and reinstall only when pyproject.toml changes.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Set TORCH_INDEX to PyTorch's CPU wheel index to get CPU-only torch on Linux (see README).
+TORCH_INDEX ?=
+INDEX_ARGS := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+STAMP := $(VENV)/.installed
+PORT ?= 8888
+PYTEST_ARGS ?=
+
+.PHONY: lab test venv clean bench
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; found " + sys.version.split()[0])'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet $(INDEX_ARGS) -e '.[test]'
+	@touch $@
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --port=$(PORT) --ServerApp.root_dir=notebooks
+
+test: $(STAMP)
+	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python -m attnlib.bench latency
+	$(BIN)/python -m attnlib.bench complexity
+
+clean:
+	rm -rf $(VENV) build
