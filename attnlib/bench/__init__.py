@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m attnlib.bench latency` and `python -m attnlib.bench complexity`."""

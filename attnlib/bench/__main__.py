@@ -1,0 +1,22 @@
+"""Command line: python -m attnlib.bench {latency,complexity} [options]."""
+import argparse
+import importlib
+import sys
+
+COMMANDS = {
+    "latency": "slider event to updated figures, in place vs rebuilt (widgets)",
+    "complexity": "time and peak memory of naive, fused, tiled and linear attention at large N",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch to attnlib.bench.<command>.main(rest_of_args)."""
+    parser = argparse.ArgumentParser(prog="python -m attnlib.bench", description=__doc__)
+    parser.add_argument("command", choices=sorted(COMMANDS), help="; ".join(f"{k}: {v}" for k, v in COMMANDS.items()))
+    args, rest = parser.parse_known_args(argv)
+    module = importlib.import_module(f"attnlib.bench.{args.command}")
+    return module.main(rest) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Attention beyond O(N^2) memory: exact tiled (online-softmax) attention and linear attention."""

@@ -1,0 +1,1 @@
+"""Pure figure builders: arrays in, plotly figures out; nothing is displayed here."""

@@ -1,0 +1,1 @@
+"""ipywidgets panels binding controls to figures; the only module that imports ipywidgets."""
