@@ -1,5 +1,7 @@
 # The two commands of the course: `make lab` and `make test`.
 # Both create .venv/ on first use and reinstall only when pyproject.toml changes.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -17,11 +19,12 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; found " + sys.version.split()[0])'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet $(INDEX_ARGS) -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(INDEX_ARGS) -e '.[test]' 2>&1 \
+	  | { grep -v 'is ignored: it is neither a file nor a directory' || true; }
 	@touch $@
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --port=$(PORT) --ServerApp.root_dir=notebooks
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --port=$(PORT) --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/01_introduction.ipynb
 
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS)
