@@ -11,6 +11,8 @@ INDEX_ARGS := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 STAMP := $(VENV)/.installed
 PORT ?= 8888
 PYTEST_ARGS ?=
+# JupyterLab refuses to run as root unless told; containers often run as root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: lab test venv clean bench
 
@@ -24,7 +26,7 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --port=$(PORT) --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/01_introduction.ipynb
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --port=$(PORT) --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/01_introduction.ipynb $(ROOT_FLAG)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS)
