@@ -4,7 +4,154 @@ from __future__ import annotations
 import torch
 
 # ---- 01: the "animal / street" sentence with hand-built features ----
+# HAND-BUILT, not learned: each token gets a few named yes/no features, and the projections below
+# say in words which feature a query asks for. A trained model learns such directions from data;
+# we write them by hand so that the lesson of notebook 01 is visible in a 9-number vector.
+
+ANIMAL_STREET_FEATURES: list[str] = [
+    "noun", "living", "place", "pronoun", "verb", "adjective", "function", "of-living", "of-place",
+]
+
+# Feature values per word; unlisted features are 0. "of-living": a property only living things have.
+ANIMAL_STREET_LEXICON: dict[str, dict[str, float]] = {
+    "The": {"function": 1.0},
+    "animal": {"noun": 1.0, "living": 1.0},
+    "didn't": {"verb": 1.0},
+    "cross": {"verb": 1.0},
+    "the": {"function": 1.0},
+    "street": {"noun": 1.0, "place": 1.0},
+    "because": {"function": 1.0},
+    "it": {"pronoun": 1.0},
+    "was": {"verb": 1.0},
+    "too": {"function": 1.0},
+    "tired": {"adjective": 1.0, "of-living": 1.0},
+    "wide": {"adjective": 1.0, "of-place": 1.0},
+    "hungry": {"adjective": 1.0, "of-living": 1.0},
+    "narrow": {"adjective": 1.0, "of-place": 1.0},
+}
+
+ANIMAL_STREET_PREFIX: list[str] = ["The", "animal", "didn't", "cross", "the", "street", "because", "it", "was", "too"]
+
+STEP1_SHARPNESS = 5.0  # fixed sharpness of step 1 ("it" reads the last word), see animal_street_projections
+
+
+def feature_vector(features: dict[str, float]) -> torch.Tensor:
+    """Turn {feature name: value} into a vector over ANIMAL_STREET_FEATURES.
+
+    Args:
+        features: values by name; names must be in ANIMAL_STREET_FEATURES, missing ones are 0.
+
+    Returns:
+        [d] float32 vector, d = len(ANIMAL_STREET_FEATURES).
+    """
+    if not isinstance(features, dict):
+        raise ValueError(f"features must be a dict {{feature name: number}}, got {type(features).__name__}")
+    x = torch.zeros(len(ANIMAL_STREET_FEATURES))  # [d]
+    for name, value in features.items():
+        if name not in ANIMAL_STREET_FEATURES:
+            raise ValueError(f"features: unknown feature {name!r}; expected one of {ANIMAL_STREET_FEATURES}")
+        x[ANIMAL_STREET_FEATURES.index(name)] = float(value)
+    return x
+
+
+def animal_street_sentence(
+    last_word: str = "tired", features: dict[str, float] | None = None
+) -> tuple[list[str], torch.Tensor]:
+    """"The animal didn't cross the street because it was too <last_word>" with hand-built features.
+
+    Args:
+        last_word: a word of ANIMAL_STREET_LEXICON ("tired", "wide", "hungry", "narrow"), or any new
+            word when `features` is given.
+        features: {feature name: value} for the last word; None looks it up in the lexicon.
+
+    Returns:
+        (tokens: 11 strings, X: [11, d] float32 features, one row per token).
+    """
+    if features is None:
+        if last_word not in ANIMAL_STREET_LEXICON or last_word in ANIMAL_STREET_PREFIX:
+            known = [w for w in ANIMAL_STREET_LEXICON if w not in ANIMAL_STREET_PREFIX]
+            raise ValueError(f"last_word {last_word!r} has no hand-built features; use one of {known} or pass features=")
+        features = ANIMAL_STREET_LEXICON[last_word]
+    tokens = ANIMAL_STREET_PREFIX + [str(last_word)]
+    rows = [feature_vector(ANIMAL_STREET_LEXICON[t]) for t in ANIMAL_STREET_PREFIX] + [feature_vector(features)]
+    return tokens, torch.stack(rows)  # [11, d]
+
+
+def _feature_map(pairs: list[tuple[str, str, float]]) -> torch.Tensor:
+    """[d, d] matrix with entry (a, b) = v for each (a, b, v): input feature a feeds output slot b."""
+    names = ANIMAL_STREET_FEATURES
+    w = torch.zeros(len(names), len(names))  # [d, d]
+    for a, b, v in pairs:
+        w[names.index(a), names.index(b)] = v
+    return w
+
+
+def animal_street_projections() -> dict[str, dict[str, torch.Tensor]]:
+    """Hand-built W_q, W_k, W_v [d, d] of the two attention steps used in notebook 01.
+
+    Step 1: a pronoun's query asks for "adjective"; the value copies only "of-living"/"of-place",
+    so "it" picks up what the sentence says about it (a real model does this in earlier layers).
+    Step 2: a pronoun asks for a "noun", and "of-living"/"of-place" ask for "living"/"place".
+    Keys are the features themselves (W_k = identity), so query slot b matches key feature b.
+
+    Returns:
+        {"step1": {"W_q", "W_k", "W_v"}, "step2": {"W_q", "W_k", "W_v"}}, each [d, d] float32.
+    """
+    eye = torch.eye(len(ANIMAL_STREET_FEATURES))  # [d, d]
+    step1 = {
+        "W_q": _feature_map([("pronoun", "adjective", 1.0)]),
+        "W_k": eye.clone(),
+        "W_v": _feature_map([("of-living", "of-living", 1.0), ("of-place", "of-place", 1.0)]),
+    }
+    step2 = {
+        "W_q": _feature_map([("pronoun", "noun", 1.0), ("of-living", "living", 1.0), ("of-place", "place", 1.0)]),
+        "W_k": eye.clone(),
+        "W_v": eye.clone(),
+    }
+    return {"step1": step1, "step2": step2}
+
 
 # ---- 02-04: toy inputs ----
+
+QKV_TOKENS: list[str] = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "sleeping", "dog"]
+
+
+def qkv_sentence(d_model: int = 8, seed: int = 0) -> tuple[list[str], torch.Tensor]:
+    """Ten distinct tokens with seeded random embeddings (notebook 02's input X).
+
+    Args:
+        d_model: embedding width d, ≥ 1.
+        seed: the random seed; entries are N(0, 1).
+
+    Returns:
+        (tokens: QKV_TOKENS, X: [10, d_model] float32).
+    """
+    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
+        raise ValueError(f"d_model must be a positive integer, got {d_model!r}")
+    gen = torch.Generator().manual_seed(int(seed))
+    x = torch.randn(len(QKV_TOKENS), d_model, generator=gen)  # [N, d_model]
+    return list(QKV_TOKENS), x
+
+
+def qkv_projections(d_model: int, d_k: int, seed: int = 0) -> dict[str, torch.Tensor]:
+    """Seeded random W_q, W_k, W_v [d_model, d_k] with N(0, 1/d_model) entries, like a fresh layer.
+
+    Column c is drawn the same way whatever d_k is, so a smaller d_k keeps the first columns of a
+    larger one: moving a d_k slider adds or removes directions instead of reshuffling everything.
+
+    Args:
+        d_model: input width d, ≥ 1. d_k: projection width, ≥ 1. seed: the random seed.
+
+    Returns:
+        {"W_q", "W_k", "W_v"}: each [d_model, d_k] float32; Q = X @ W_q.
+    """
+    for name, value in (("d_model", d_model), ("d_k", d_k)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    gen = torch.Generator().manual_seed(int(seed))
+    cols = [torch.randn(3, d_model, generator=gen) for _ in range(d_k)]  # d_k × [3, d_model]
+    w = torch.stack(cols, dim=-1) / d_model**0.5  # [3, d_model, d_k]
+    return {"W_q": w[0], "W_k": w[1], "W_v": w[2]}
+
 
 # ---- 05: synthetic multi-relation task ----
