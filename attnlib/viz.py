@@ -380,3 +380,415 @@ def heatmap_figure(
     fig.layout.meta = dict(kind="head_grid", slots=1, single=True)
     update_head_grid(fig, w[None], q_tokens, k_tokens, mask=None if mask is None else _mask(mask, w.shape)[None])
     return fig
+
+
+# ---------------------------------------------------------------- softmax saturation
+
+DEFAULT_D_K_VALUES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+_SCALED_COLOR, _UNSCALED_COLOR, _CURRENT_COLOR = OKABE_ITO[4], OKABE_ITO[5], OKABE_ITO[7]
+_BAR_COLOR = OKABE_ITO[4]
+_CURVE_KEYS = ("entropy", "max_weight", "jacobian_norm")
+_CURVE_TITLES = {"entropy": "entropy (nats)", "max_weight": "max weight", "jacobian_norm": "‖Jacobian‖_F"}
+_SAT_N_QUERIES = 128  # rows averaged per point of a curve: smooth enough, and fast enough to redraw live
+_curve_cache: dict[tuple, dict[str, list[float]]] = {}
+
+
+def _saturation_curves(d_k_values: tuple[int, ...], n_keys: int, seed: int) -> dict[bool, dict[str, list[float]]]:
+    """`al.saturation_curve` scaled and unscaled, cached by (d_k values, n_keys, seed)."""
+    from .core import saturation_curve  # torch import happens here, only when curves are needed
+
+    out = {}
+    for scaled in (True, False):
+        key = (d_k_values, n_keys, seed, scaled)
+        if key not in _curve_cache:
+            if len(_curve_cache) > 64:
+                _curve_cache.clear()
+            _curve_cache[key] = saturation_curve(
+                list(d_k_values), scaled=scaled, n_keys=n_keys, n_queries=_SAT_N_QUERIES, seed=seed
+            )
+        out[scaled] = _curve_cache[key]
+    return out
+
+
+def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
+    """Return `value` if it is an integer ≥ minimum, else raise naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+    return int(value)
+
+
+def saturation_figure(
+    row_weights: ArrayLike,
+    *,
+    k_tokens: Optional[Sequence[Any]] = None,
+    d_k: Optional[int] = None,
+    n_keys: int = 16,
+    d_k_values: Sequence[int] = DEFAULT_D_K_VALUES,
+    current: Optional[Mapping[str, float]] = None,
+    row_mask: Optional[ArrayLike] = None,
+    row_label: str = "one query row",
+    seed: int = 0,
+    title: str = "Softmax saturation",
+    width: int = 440,
+) -> go.Figure:
+    """Weight distribution of one query row, and entropy / max weight / Jacobian norm against d_k.
+
+    The curves are `al.saturation_curve(d_k_values, scaled=…, n_keys=n_keys, seed=seed)` (means
+    over random N(0, 1) queries and keys), scaled by 1/√d_k (solid) against unscaled (dashed).
+
+    Args:
+        row_weights: [N_k] one row of attention weights. k_tokens: N_k labels (default 0..N_k-1).
+        d_k: draw a vertical marker at this d_k. n_keys: keys per row for the curves.
+        d_k_values: the d_k grid of the curves (each ≥ 1, increasing).
+        current: optional {"entropy", "max_weight", "jacobian_norm"} measured at `d_k`, drawn as markers.
+        row_mask: [N_k] bool, False = masked key (its bar is grey). row_label: title of the bar chart.
+        seed: seed of the curves. title: figure title. width: pixels.
+
+    Returns:
+        go.Figure: trace 0 bars; traces 1-6 curves (entropy, max weight, Jacobian norm; scaled then
+        unscaled); traces 7-9 the `current` markers.
+    """
+    dks = tuple(_positive_int("d_k_values", v) for v in d_k_values) if len(d_k_values) else ()
+    if not dks or list(dks) != sorted(set(dks)):
+        raise ValueError(f"d_k_values must be a non-empty increasing sequence of integers ≥ 1, got {list(d_k_values)!r}")
+    if isinstance(width, bool) or not isinstance(width, int) or width < 200:
+        raise ValueError(f"width must be an integer number of pixels ≥ 200, got {width!r}")
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(
+        rows=2, cols=2, horizontal_spacing=0.2, vertical_spacing=0.25,
+        subplot_titles=[row_label, "entropy vs d_k", "max weight vs d_k", "Jacobian norm vs d_k"],
+    )
+    fig.add_trace(go.Bar(x=[0], y=[0.0], marker_color=_BAR_COLOR, name="weight", showlegend=False,
+                         hovertemplate="key <b>%{customdata}</b><br>weight %{y:.4f}<extra></extra>"), 1, 1)
+    cells = [(1, 2), (2, 1), (2, 2)]
+    for (r, c), key in zip(cells, _CURVE_KEYS):
+        for scaled in (True, False):
+            fig.add_trace(go.Scatter(
+                x=list(dks), y=[0.0] * len(dks), mode="lines+markers",
+                name="scaled by 1/√d_k" if scaled else "unscaled",
+                legendgroup="scaled" if scaled else "unscaled", showlegend=(key == "entropy"),
+                line=dict(color=_SCALED_COLOR if scaled else _UNSCALED_COLOR, dash="solid" if scaled else "dash", width=2),
+                marker=dict(size=5, symbol="circle" if scaled else "square"),
+                hovertemplate="d_k %{x}<br>" + _CURVE_TITLES[key] + " %{y:.4f}<extra>"
+                + ("scaled" if scaled else "unscaled") + "</extra>",
+            ), r, c)
+    for (r, c), key in zip(cells, _CURVE_KEYS):
+        fig.add_trace(go.Scatter(
+            x=[None], y=[None], mode="markers", name="this panel", legendgroup="current",
+            showlegend=(key == "entropy"), marker=dict(color=_CURRENT_COLOR, size=11, symbol="diamond-open", line=dict(width=2)),
+            hovertemplate="d_k %{x}<br>" + _CURVE_TITLES[key] + " %{y:.4f}<extra>this panel</extra>",
+        ), r, c)
+    fig.update_layout(**_layout_base(title, width=width, height=520,
+                                     margin=dict(l=55, r=15, t=70, b=95)),
+                      legend=dict(orientation="h", x=0, y=-0.2, xanchor="left", yanchor="top"),
+                      bargap=0.15, meta=dict(kind="saturation", d_k_values=list(dks)))
+    fig.update_annotations(font=dict(size=12))
+    fig.update_yaxes(title_text="weight", range=[0, 1.02], row=1, col=1)
+    fig.update_xaxes(title_text="key", tickangle=-60, tickfont=dict(size=10), row=1, col=1)
+    for (r, c), key in zip(cells, _CURVE_KEYS):
+        fig.update_xaxes(type="log", title_text="d_k (log scale)", dtick=math.log10(4) if len(dks) > 5 else None,
+                         row=r, col=c)
+        fig.update_yaxes(title_text=_CURVE_TITLES[key], rangemode="tozero", row=r, col=c)
+    for axis in ("x2", "x3", "x4"):  # vertical marker at the current d_k on each curve plot
+        fig.add_shape(type="line", xref=axis, yref=f"{axis.replace('x', 'y')} domain", x0=1, x1=1, y0=0, y1=1,
+                      line=dict(color="#777777", width=1, dash="dot"), visible=False)
+    update_saturation(fig, row_weights, k_tokens=k_tokens, d_k=d_k, n_keys=n_keys, current=current,
+                      row_mask=row_mask, seed=seed, row_label=row_label)
+    return fig
+
+
+def update_saturation(
+    fig: go.Figure,
+    row_weights: ArrayLike,
+    *,
+    k_tokens: Optional[Sequence[Any]] = None,
+    d_k: Optional[int] = None,
+    n_keys: Optional[int] = None,
+    current: Optional[Mapping[str, float]] = None,
+    row_mask: Optional[ArrayLike] = None,
+    seed: int = 0,
+    row_label: Optional[str] = None,
+) -> None:
+    """Rewrite a figure from `saturation_figure` (or its FigureWidget) in place.
+
+    Args:
+        fig: the saturation figure. row_weights: [N_k] one attention row. k_tokens: N_k labels.
+        d_k: marker position (None hides it). n_keys: keys per row of the curves (None keeps them).
+        current: {"entropy", "max_weight", "jacobian_norm"} at d_k, or None to hide the markers.
+        row_mask: [N_k] bool, False = masked key. seed: seed of the curves. row_label: bar-chart title.
+
+    Returns:
+        None.
+    """
+    meta = fig.layout.meta or {}
+    if not isinstance(meta, dict) or meta.get("kind") != "saturation":
+        raise ValueError("fig must be a figure made by saturation_figure")
+    row = _weights("row_weights", row_weights, 1)  # [N_k]
+    n = row.shape[0]
+    toks = [str(i) for i in range(n)] if k_tokens is None else _tokens("k_tokens", k_tokens, n)
+    allowed = np.ones(n, dtype=bool) if row_mask is None else _mask(row_mask, (n,))
+    dks = tuple(meta["d_k_values"])
+    if d_k is not None:
+        d_k = _positive_int("d_k", d_k)
+    seed = _positive_int("seed", seed, 0)
+    bars = fig.data[0]
+    bars.update(x=np.arange(n), y=_round(row), customdata=np.asarray(toks, dtype=object),
+                marker_color=np.where(allowed, _BAR_COLOR, MASK_COLOR).astype(object))
+    vals, text = _ticks(toks, (fig.layout.width or 440) * 0.35)
+    fig.layout.xaxis.update(tickvals=vals, ticktext=text, range=[-0.5, n - 0.5])
+    if row_label is not None:
+        fig.layout.annotations[0].text = str(row_label)
+    if n_keys is not None:
+        curves = _saturation_curves(dks, _positive_int("n_keys", n_keys), seed)
+        for i, key in enumerate(_CURVE_KEYS):
+            fig.data[1 + 2 * i].y = _round(np.asarray(curves[True][key]))
+            fig.data[2 + 2 * i].y = _round(np.asarray(curves[False][key]))
+    for i, key in enumerate(_CURVE_KEYS):
+        marker = fig.data[7 + i]
+        if current is None or d_k is None:
+            marker.update(x=[None], y=[None])
+        else:
+            if key not in current:
+                raise ValueError(f"current must have the keys {list(_CURVE_KEYS)}, got {sorted(current)}")
+            marker.update(x=[d_k], y=[round(float(current[key]), DECIMALS)])
+    for shape in fig.layout.shapes:
+        shape.update(visible=d_k is not None, x0=d_k or 1, x1=d_k or 1)
+
+
+# ---------------------------------------------------------------- q·k score histogram
+
+
+def score_histogram_figure(
+    scores: Union[ArrayLike, Mapping[str, ArrayLike]],
+    *,
+    bins: int = 40,
+    title: str = "q·k scores against the standard normal",
+    width: int = 560,
+) -> go.Figure:
+    """Density histogram(s) of attention scores with the N(0, 1) density on top.
+
+    Args:
+        scores: an array of scores (any shape, flattened), or {label: array} to overlay several.
+        bins: number of shared bins, ≥ 2. title: figure title. width: pixels.
+
+    Returns:
+        go.Figure: one bar trace per series (name "<label> (var v)"), last trace the N(0, 1) line.
+    """
+    series = dict(scores) if isinstance(scores, Mapping) else {"q·k": scores}
+    if not series:
+        raise ValueError("scores must be an array or a non-empty mapping {label: array}")
+    bins = _positive_int("bins", bins, 2)
+    data = {}
+    for label, s in series.items():
+        arr = _to_numpy(f"scores[{label!r}]" if isinstance(scores, Mapping) else "scores", s).ravel()
+        if arr.size < 2:
+            raise ValueError(f"scores must hold at least 2 values per series, got {arr.size} for {label!r}")
+        data[str(label)] = arr
+    lo = min(float(a.min()) for a in data.values())
+    hi = max(float(a.max()) for a in data.values())
+    lo, hi = min(lo, -4.0), max(hi, 4.0)
+    edges = np.linspace(lo, hi, bins + 1)
+    centres = (edges[:-1] + edges[1:]) / 2
+    fig = go.Figure()
+    for i, (label, arr) in enumerate(data.items()):
+        density, _ = np.histogram(arr, bins=edges, density=True)
+        fig.add_trace(go.Bar(
+            x=_round(centres), y=_round(density), width=float(np.round(edges[1] - edges[0], DECIMALS)),
+            name=f"{label} (var {arr.var():.2f})", marker_color=OKABE_ITO[[4, 5, 2, 0, 6, 1][i % 6]], opacity=0.6,
+            hovertemplate="score %{x:.2f}<br>density %{y:.4f}<extra>" + html_escape(label) + "</extra>",
+        ))
+    grid = np.linspace(lo, hi, 200)
+    pdf = np.exp(-grid**2 / 2) / math.sqrt(2 * math.pi)
+    fig.add_trace(go.Scatter(x=_round(grid), y=_round(pdf), mode="lines", name="N(0, 1) density",
+                             line=dict(color=_CURRENT_COLOR, width=2),
+                             hovertemplate="score %{x:.2f}<br>N(0,1) density %{y:.4f}<extra></extra>"))
+    fig.update_layout(**_layout_base(title, width=width, height=380), barmode="overlay", bargap=0,
+                      xaxis_title="score", yaxis_title="density",
+                      legend=dict(x=0.99, xanchor="right", y=0.99, bgcolor="rgba(255,255,255,0.7)"))
+    return fig
+
+
+def html_escape(text: str) -> str:
+    """Escape <, > and & for plotly hover/label text."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# ---------------------------------------------------------------- convex hull of the values
+
+
+def convex_hull(points: ArrayLike) -> np.ndarray:
+    """Vertices of the convex hull of 2-D points, counter-clockwise (Andrew's monotone chain).
+
+    Args:
+        points: [N, 2], N ≥ 1.
+
+    Returns:
+        [M, 2] hull vertices without repetition (M = 1 for one point, 2 for collinear points).
+    """
+    p = _to_numpy("points", points, 2)
+    if p.shape[0] < 1 or p.shape[1] != 2:
+        raise ValueError(f"points must have shape [N ≥ 1, 2], got {tuple(p.shape)}")
+    pts = np.unique(p, axis=0)  # sorted by x, then y
+    if len(pts) <= 2:
+        return pts
+
+    def cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+        return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
+
+    lower: list[np.ndarray] = []
+    for q in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], q) <= 0:
+            lower.pop()
+        lower.append(q)
+    upper: list[np.ndarray] = []
+    for q in pts[::-1]:
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], q) <= 0:
+            upper.pop()
+        upper.append(q)
+    return np.array(lower[:-1] + upper[:-1])  # [M, 2]
+
+
+def convex_hull_figure(
+    values: ArrayLike,
+    weights: ArrayLike,
+    *,
+    tokens: Optional[Sequence[Any]] = None,
+    title: str = "Output inside the convex hull of the values",
+    width: int = 480,
+) -> go.Figure:
+    """The value vectors in 2-D, their convex hull, and the attention output Σ w_j v_j.
+
+    Args:
+        values: [N, 2] value vectors. weights: [N] one attention row (≥ 0, sums to 1).
+        tokens: N labels for the value points. title: figure title. width: pixels.
+
+    Returns:
+        go.Figure: trace 0 hull outline (closed polygon), 1 value points (size grows with weight),
+        2 the output point weights @ values.
+    """
+    if isinstance(width, bool) or not isinstance(width, int) or width < 200:
+        raise ValueError(f"width must be an integer number of pixels ≥ 200, got {width!r}")
+    fig = go.Figure([
+        go.Scatter(x=[0], y=[0], mode="lines", fill="toself", fillcolor="rgba(0,114,178,0.12)",
+                   line=dict(color=OKABE_ITO[4], width=1.5), name="convex hull", hoverinfo="skip"),
+        go.Scatter(x=[0], y=[0], mode="markers+text", name="value vectors v_j", textposition="top center",
+                   marker=dict(color=OKABE_ITO[4], line=dict(color="white", width=1)),
+                   hovertemplate="<b>%{text}</b> (%{x:.3f}, %{y:.3f})<br>weight %{customdata:.4f}<extra></extra>"),
+        go.Scatter(x=[0], y=[0], mode="markers", name="output Σ w_j v_j",
+                   marker=dict(color=OKABE_ITO[5], size=16, symbol="star", line=dict(color="black", width=1)),
+                   hovertemplate="output (%{x:.4f}, %{y:.4f})<extra></extra>"),
+    ])
+    fig.update_layout(**_layout_base(title, width=width, height=460),
+                      xaxis=dict(title="value dimension 1", zeroline=False),
+                      yaxis=dict(title="value dimension 2", zeroline=False, scaleanchor="x", scaleratio=1),
+                      legend=dict(orientation="h", x=0, y=-0.18, xanchor="left", yanchor="top"),
+                      meta=dict(kind="convex_hull"))
+    update_convex_hull(fig, values, weights, tokens=tokens)
+    return fig
+
+
+def update_convex_hull(
+    fig: go.Figure,
+    values: ArrayLike,
+    weights: ArrayLike,
+    *,
+    tokens: Optional[Sequence[Any]] = None,
+) -> None:
+    """Rewrite a figure from `convex_hull_figure` in place (e.g. as a query slider moves).
+
+    Args:
+        fig: the convex-hull figure. values: [N, 2]. weights: [N] one attention row. tokens: N labels.
+
+    Returns:
+        None.
+    """
+    meta = fig.layout.meta or {}
+    if not isinstance(meta, dict) or meta.get("kind") != "convex_hull":
+        raise ValueError("fig must be a figure made by convex_hull_figure")
+    v = _to_numpy("values", values, 2)  # [N, 2]
+    if v.shape[0] < 1 or v.shape[1] != 2:
+        raise ValueError(f"values must have shape [N ≥ 1, 2], got {tuple(v.shape)}")
+    w = _weights("weights", weights, 1)  # [N]
+    if w.shape[0] != v.shape[0]:
+        raise ValueError(f"weights must have one entry per value vector: expected {v.shape[0]}, got {w.shape[0]}")
+    if abs(w.sum() - 1) > 1e-3:
+        raise ValueError(f"weights must sum to 1 (one softmax row), got sum {w.sum():.4f}")
+    toks = [f"v{i}" for i in range(len(v))] if tokens is None else _tokens("tokens", tokens, len(v))
+    hull = convex_hull(v)
+    closed = np.vstack([hull, hull[:1]])  # [M + 1, 2]
+    out = w @ v  # [2]
+    fig.data[0].update(x=_round(closed[:, 0]), y=_round(closed[:, 1]))
+    fig.data[1].update(x=_round(v[:, 0]), y=_round(v[:, 1]), text=toks, customdata=_round(w),
+                       marker_size=_round(8 + 28 * np.sqrt(w)))
+    fig.data[2].update(x=[round(float(out[0]), DECIMALS)], y=[round(float(out[1]), DECIMALS)])
+
+
+# ---------------------------------------------------------------- cost against N
+
+
+def complexity_figure(
+    results: Union[Mapping[str, Mapping[str, Sequence[Any]]], Sequence[Mapping[str, Any]]],
+    *,
+    title: str = "Cost of attention against sequence length N",
+    width: int = 820,
+) -> go.Figure:
+    """Time and peak memory against sequence length N, one line per method, log-log axes.
+
+    Args:
+        results: {method: {"n": [...], "time_ms": [...], "memory_mb": [...]}} ("memory_mb" optional,
+            None entries are gaps), or a list of rows {"method", "n", "time_ms", "memory_mb"}.
+        title: figure title. width: pixels.
+
+    Returns:
+        go.Figure: for method i, trace 2i is time (left subplot), trace 2i+1 memory (right subplot).
+    """
+    if isinstance(results, Mapping):
+        table = {str(k): dict(v) for k, v in results.items()}
+    elif isinstance(results, Sequence) and not isinstance(results, str):
+        table = {}
+        for i, row in enumerate(results):
+            if not isinstance(row, Mapping) or not {"method", "n", "time_ms"} <= set(row):
+                raise ValueError(f"results[{i}] must be a mapping with keys method, n, time_ms (memory_mb optional)")
+            t = table.setdefault(str(row["method"]), {"n": [], "time_ms": [], "memory_mb": []})
+            t["n"].append(row["n"])
+            t["time_ms"].append(row["time_ms"])
+            t["memory_mb"].append(row.get("memory_mb"))
+    else:
+        raise ValueError(f"results must be a mapping or a list of rows, got {type(results).__name__}")
+    if not table:
+        raise ValueError("results must hold at least one method")
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
+                        subplot_titles=["time per forward pass", "peak memory"])
+    symbols = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon"]
+    dashes = ["solid", "dash", "dot", "dashdot", "longdash", "solid", "dash", "dot"]
+    for i, (method, cols) in enumerate(table.items()):
+        n = cols.get("n")
+        if n is None or "time_ms" not in cols:
+            raise ValueError(f"results[{method!r}] must have 'n' and 'time_ms' (and optionally 'memory_mb')")
+        n = [int(x) for x in n]
+        if any(x < 1 for x in n):
+            raise ValueError(f"results[{method!r}]['n'] must be positive sequence lengths, got {n}")
+        for key in ("time_ms", "memory_mb"):
+            col = cols.get(key) or [None] * len(n)
+            if len(col) != len(n):
+                raise ValueError(f"results[{method!r}][{key!r}] must have {len(n)} entries (one per N), got {len(col)}")
+            y = [None if v is None else round(float(v), DECIMALS) for v in col]
+            if any(v is not None and (not math.isfinite(v) or v < 0) for v in y):
+                raise ValueError(f"results[{method!r}][{key!r}] must be finite and ≥ 0 (None for missing), got {col}")
+            y = [v if v is None or v > 0 else None for v in y]  # 0 has no place on a log axis
+            unit = "ms" if key == "time_ms" else "MB"
+            fig.add_trace(go.Scatter(
+                x=n, y=y, mode="lines+markers", name=method, legendgroup=method, showlegend=(key == "time_ms"),
+                line=dict(color=OKABE_ITO[[4, 5, 2, 0, 6, 1, 7, 3][i % 8]], dash=dashes[i % 8], width=2),
+                marker=dict(symbol=symbols[i % 8], size=7), connectgaps=False,
+                hovertemplate="N %{x}<br>%{y:.4g} " + unit + "<extra>" + html_escape(method) + "</extra>",
+            ), 1, 1 if key == "time_ms" else 2)
+    fig.update_layout(**_layout_base(title, width=width, height=420, margin=dict(l=65, r=20, t=70, b=110)),
+                      legend=dict(orientation="h", x=0, y=-0.2, xanchor="left", yanchor="top"))
+    fig.update_xaxes(type="log", title_text="sequence length N (log scale)")
+    fig.update_yaxes(type="log", title_text="time (ms, log scale)", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="peak memory (MB, log scale)", row=1, col=2)
+    return fig
