@@ -10,8 +10,8 @@ Public API (inputs may be torch tensors or numpy arrays):
     heatmap_figure(weights, q_tokens, k_tokens, *, mask=None, title="Attention weights") -> go.Figure
         weights [N_q, N_k]. Trace 0: the weights (z == weights rounded to 4 decimals, masked
         cells included as their weight); trace 1: the mask layer, drawn on top, z = 1 on masked
-        cells (mask False) and NaN elsewhere, shown grey. customdata[i][j] = [query token, key
-        token, "" or " (masked)"]. Axes are numeric positions 0..N-1 with token tick labels.
+        cells (mask False) and NaN elsewhere, shown grey (with "×" when cells are large).
+        customdata[i][j] = [query token, key token]. Axes are numeric positions 0..N-1 with token tick labels.
     head_grid_figure(weights, q_tokens, k_tokens, *, mask=None, title="Attention weights per head",
                      slots=None) -> go.Figure
         weights [heads, N_q, N_k]; one subplot per head (traces 2h and 2h+1 as above) sharing
@@ -37,10 +37,14 @@ Public API (inputs may be torch tensors or numpy arrays):
         scores: one array, or a mapping {label: array} to overlay several (e.g. unscaled vs
         scaled). Histograms are computed in numpy (density, shared bins) and drawn as bars,
         with the N(0, 1) density as a line (last trace).
+    update_score_histogram(fig, scores) -> None
+        Rewrite a histogram figure in place (same number of series).
     convex_hull_figure(values, weights, *, tokens=None, title="Output inside the convex hull of the values")
         -> go.Figure
         values [N, 2], weights [N] (one attention row). Traces: 0 hull outline (closed),
         1 value points (marker size grows with weight), 2 the output point weights @ values.
+    update_convex_hull(fig, values, weights, *, tokens=None) -> None
+        Rewrite a convex-hull figure in place (e.g. as a query moves).
     convex_hull(points) -> np.ndarray
         Vertices [M, 2] of the convex hull of points [N, 2], counter-clockwise (monotone chain).
     complexity_figure(results, *, title="Cost of attention against sequence length N") -> go.Figure
@@ -52,6 +56,7 @@ Colours: `OKABE_ITO` (8 colours), `HEATMAP_COLORSCALE` ("Viridis"), `MASK_COLOR`
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -203,7 +208,7 @@ def _base_grid(slots: int, title: str, width: int) -> go.Figure:
                 z=[[0.0]], coloraxis="coloraxis", xaxis=f"x{ref}", yaxis=f"y{ref}", name=f"head {i + 1}",
                 hovertemplate=(
                     "query <b>%{customdata[0]}</b> → key <b>%{customdata[1]}</b><br>"
-                    "weight %{z:.4f}%{customdata[2]}<extra>" + f"head {i + 1}" + "</extra>"
+                    "weight %{z:.4f}<extra>" + f"head {i + 1}" + "</extra>"
                 ),
                 xgap=0, ygap=0,
             )
@@ -273,52 +278,66 @@ def update_head_grid(
     allowed = np.ones(w.shape, dtype=bool) if mask is None else _mask(mask, w.shape)
     single = bool(meta.get("single", False))
     width = fig.layout.width or _GRID_W
+    z = _round(w)  # [heads, N_q, N_k]
+    # Live panels call this on every event, so each group of properties is only rewritten when
+    # its inputs changed (plotly sends every assigned property to the browser).
+    state = getattr(fig, "_al_grid_state", None) or {}
     geo = _grid_geometry(heads, n_q, n_k, width)
-    z = _round(w)
-    xs = np.arange(n_k)
-    ys = np.arange(n_q)
-    cell_px = min(geo["cell_w"] / n_k, geo["cell_h"] / n_q)
-    mark = "×" if cell_px >= 14 else ""
-    any_masked = not bool(allowed.all())
-    for h in range(slots):
-        xa, ya = fig.layout[_axis_name("x", h)], fig.layout[_axis_name("y", h)]
-        tw, tm = fig.data[2 * h], fig.data[2 * h + 1]
-        visible = h < heads
-        tw.visible = visible
-        tm.visible = visible and any_masked
-        xa.visible = visible
-        ya.visible = visible
-        fig.layout.annotations[h].visible = visible and not single
-        if not visible:
-            continue
-        xdom, ydom = geo["domains"][h]
-        xa.domain, ya.domain = xdom, ydom
-        row, col = divmod(h, geo["cols"])
-        xvals, xtext = _ticks(kt, geo["cell_w"])
-        yvals, ytext = _ticks(qt, geo["cell_h"])
-        xa.update(range=[-0.5, n_k - 0.5], tickvals=xvals, ticktext=xtext,
-                  showticklabels=(row == geo["rows"] - 1 or h + geo["cols"] >= heads))
-        ya.update(range=[n_q - 0.5, -0.5], tickvals=yvals, ticktext=ytext, showticklabels=(col == 0))
-        fig.layout.annotations[h].update(x=round((xdom[0] + xdom[1]) / 2, 4), y=ydom[1])
-        masked_h = ~allowed[h]  # [N_q, N_k]
-        custom = np.empty((n_q, n_k, 3), dtype=object)  # [N_q, N_k, (query, key, note)]
+    if state.get("geometry") != (heads, n_q, n_k, width):
+        for h in range(slots):
+            xa, ya = fig.layout[_axis_name("x", h)], fig.layout[_axis_name("y", h)]
+            visible = h < heads
+            fig.data[2 * h].visible = visible
+            xa.visible = visible
+            ya.visible = visible
+            fig.layout.annotations[h].visible = visible and not single
+            if not visible:
+                continue
+            xdom, ydom = geo["domains"][h]
+            row, col = divmod(h, geo["cols"])
+            xa.update(domain=xdom, range=[-0.5, n_k - 0.5],
+                      showticklabels=(row == geo["rows"] - 1 or h + geo["cols"] >= heads))
+            ya.update(domain=ydom, range=[n_q - 0.5, -0.5], showticklabels=(col == 0))
+            fig.layout.annotations[h].update(x=round((xdom[0] + xdom[1]) / 2, 4), y=ydom[1])
+        bottom_left = (geo["rows"] - 1) * geo["cols"]  # axis titles only there: "key →", "← query"
+        for h in range(slots):
+            fig.layout[_axis_name("x", h)].title = dict(text="key →" if h == min(bottom_left, heads - 1) else "")
+            fig.layout[_axis_name("y", h)].title = dict(text="← query" if h == bottom_left else "")
+        plot_h = geo["height"] - _TOP - _BOTTOM
+        fig.layout.annotations[slots].y = -round((_BOTTOM - 16) / max(plot_h, 1), 4)  # under "key →"
+        fig.layout.height = geo["height"]
+        state["geometry"] = (heads, n_q, n_k, width)
+        state.pop("tokens", None)
+        state.pop("mask", None)
+    if state.get("tokens") != (tuple(qt), tuple(kt)):
+        xs, ys = np.arange(n_k), np.arange(n_q)
+        custom = np.empty((n_q, n_k, 2), dtype=object)  # [N_q, N_k, (query token, key token)]
         custom[..., 0] = np.asarray(qt, dtype=object)[:, None]
         custom[..., 1] = np.asarray(kt, dtype=object)[None, :]
-        custom[..., 2] = np.where(masked_h, " (masked)", "")
-        tw.update(z=z[h], x=xs, y=ys, customdata=custom)
-        if any_masked:
-            tm.update(z=np.where(masked_h, 1.0, np.nan), x=xs, y=ys,
-                      text=np.where(masked_h, mark, ""))
-    # axis titles: on the bottom-left subplot only (paper annotations would drift as domains change)
-    bottom_left = (geo["rows"] - 1) * geo["cols"]
-    for h in range(slots):
-        fig.layout[_axis_name("x", h)].title = dict(text="key →" if h == min(bottom_left, heads - 1) else "")
-        fig.layout[_axis_name("y", h)].title = dict(text="← query" if h == bottom_left or (h == 0 and single) else "")
-    note = fig.layout.annotations[slots]
-    plot_h = geo["height"] - _TOP - _BOTTOM
-    note.update(visible=any_masked, text="grey cells: masked (never a weight of 0)",
-                x=0.0, y=-round((_BOTTOM - 16) / max(plot_h, 1), 4))  # under the key axis title
-    fig.layout.height = geo["height"]
+        xvals, xtext = _ticks(kt, geo["cell_w"])
+        yvals, ytext = _ticks(qt, geo["cell_h"])
+        for h in range(heads):
+            fig.layout[_axis_name("x", h)].update(tickvals=xvals, ticktext=xtext)
+            fig.layout[_axis_name("y", h)].update(tickvals=yvals, ticktext=ytext)
+            fig.data[2 * h].update(x=xs, y=ys, customdata=custom)
+            fig.data[2 * h + 1].update(x=xs, y=ys)
+        state["tokens"] = (tuple(qt), tuple(kt))
+    any_masked = not bool(allowed.all())
+    if state.get("mask") != allowed.tobytes():
+        cell_px = min(geo["cell_w"] / n_k, geo["cell_h"] / n_q)
+        for h in range(slots):
+            tm = fig.data[2 * h + 1]
+            tm.visible = h < heads and any_masked
+            if h < heads and any_masked:
+                masked_h = ~allowed[h]  # [N_q, N_k]
+                # a "×" in each masked cell when cells are large enough, so the mask does not rely on colour
+                tm.update(z=np.where(masked_h, 1.0, np.nan),
+                          text=np.where(masked_h, "×", "") if cell_px >= 14 else None)
+        fig.layout.annotations[slots].update(visible=any_masked, text="grey cells: masked (never a weight of 0)")
+        state["mask"] = allowed.tobytes()
+    for h in range(heads):
+        fig.data[2 * h].z = z[h]
+    fig._al_grid_state = state  # plotly allows private attributes on figures
 
 
 def head_grid_figure(
@@ -403,11 +422,26 @@ def _saturation_curves(d_k_values: tuple[int, ...], n_keys: int, seed: int) -> d
         if key not in _curve_cache:
             if len(_curve_cache) > 64:
                 _curve_cache.clear()
-            _curve_cache[key] = saturation_curve(
-                list(d_k_values), scaled=scaled, n_keys=n_keys, n_queries=_SAT_N_QUERIES, seed=seed
-            )
+            with _single_thread():
+                _curve_cache[key] = saturation_curve(
+                    list(d_k_values), scaled=scaled, n_keys=n_keys, n_queries=_SAT_N_QUERIES, seed=seed
+                )
         out[scaled] = _curve_cache[key]
     return out
+
+
+@contextlib.contextmanager
+def _single_thread():
+    """Run torch on one thread inside the block. Panels compute on tiny tensors; on a busy machine
+    waiting for a second thread costs 10-25 ms per matmul (measured) while the work takes ~0.02 ms."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)
 
 
 def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
@@ -532,18 +566,25 @@ def update_saturation(
     if d_k is not None:
         d_k = _positive_int("d_k", d_k)
     seed = _positive_int("seed", seed, 0)
+    # Live panels call this on every event: only send the parts that changed since the last call.
+    state = getattr(fig, "_al_sat_state", None) or {}
     bars = fig.data[0]
-    bars.update(x=np.arange(n), y=_round(row), customdata=np.asarray(toks, dtype=object),
-                marker_color=np.where(allowed, _BAR_COLOR, MASK_COLOR).astype(object))
-    vals, text = _ticks(toks, (fig.layout.width or 440) * 0.35)
-    fig.layout.xaxis.update(tickvals=vals, ticktext=text, range=[-0.5, n - 0.5])
-    if row_label is not None:
+    if state.get("keys") != (tuple(toks), allowed.tobytes()):
+        bars.update(x=np.arange(n), customdata=np.asarray(toks, dtype=object),
+                    marker_color=np.where(allowed, _BAR_COLOR, MASK_COLOR).astype(object))
+        vals, text = _ticks(toks, (fig.layout.width or 440) * 0.35)
+        fig.layout.xaxis.update(tickvals=vals, ticktext=text, range=[-0.5, n - 0.5])
+        state["keys"] = (tuple(toks), allowed.tobytes())
+    bars.y = _round(row)
+    if row_label is not None and state.get("row_label") != row_label:
         fig.layout.annotations[0].text = str(row_label)
-    if n_keys is not None:
+        state["row_label"] = row_label
+    if n_keys is not None and state.get("curves") != (n_keys, seed):
         curves = _saturation_curves(dks, _positive_int("n_keys", n_keys), seed)
         for i, key in enumerate(_CURVE_KEYS):
             fig.data[1 + 2 * i].y = _round(np.asarray(curves[True][key]))
             fig.data[2 + 2 * i].y = _round(np.asarray(curves[False][key]))
+        state["curves"] = (n_keys, seed)
     for i, key in enumerate(_CURVE_KEYS):
         marker = fig.data[7 + i]
         if current is None or d_k is None:
@@ -552,8 +593,11 @@ def update_saturation(
             if key not in current:
                 raise ValueError(f"current must have the keys {list(_CURVE_KEYS)}, got {sorted(current)}")
             marker.update(x=[d_k], y=[round(float(current[key]), DECIMALS)])
-    for shape in fig.layout.shapes:
-        shape.update(visible=d_k is not None, x0=d_k or 1, x1=d_k or 1)
+    if state.get("d_k", 0) != d_k:
+        for shape in fig.layout.shapes:
+            shape.update(visible=d_k is not None, x0=d_k or 1, x1=d_k or 1)
+        state["d_k"] = d_k
+    fig._al_sat_state = state
 
 
 # ---------------------------------------------------------------- q·k score histogram
@@ -575,38 +619,59 @@ def score_histogram_figure(
     Returns:
         go.Figure: one bar trace per series (name "<label> (var v)"), last trace the N(0, 1) line.
     """
-    series = dict(scores) if isinstance(scores, Mapping) else {"q·k": scores}
-    if not series:
+    n_series = len(scores) if isinstance(scores, Mapping) else 1
+    if n_series < 1:
         raise ValueError("scores must be an array or a non-empty mapping {label: array}")
-    bins = _positive_int("bins", bins, 2)
+    _positive_int("bins", bins, 2)
+    if isinstance(width, bool) or not isinstance(width, int) or width < 200:
+        raise ValueError(f"width must be an integer number of pixels ≥ 200, got {width!r}")
+    fig = go.Figure()
+    for i in range(n_series):
+        fig.add_trace(go.Bar(x=[0], y=[0], marker_color=OKABE_ITO[[4, 5, 2, 0, 6, 1][i % 6]], opacity=0.6))
+    fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name="N(0, 1) density",
+                             line=dict(color=_CURRENT_COLOR, width=2),
+                             hovertemplate="score %{x:.2f}<br>N(0,1) density %{y:.4f}<extra></extra>"))
+    fig.update_layout(**_layout_base(title, width=width, height=380), barmode="overlay", bargap=0,
+                      xaxis_title="score", yaxis_title="density",
+                      legend=dict(x=0.99, xanchor="right", y=0.99, bgcolor="rgba(255,255,255,0.7)"),
+                      meta=dict(kind="score_histogram", bins=bins, series=n_series))
+    update_score_histogram(fig, scores)
+    return fig
+
+
+def update_score_histogram(fig: go.Figure, scores: Union[ArrayLike, Mapping[str, ArrayLike]]) -> None:
+    """Rewrite a figure from `score_histogram_figure` in place with new scores (same number of series).
+
+    Args:
+        fig: the histogram figure. scores: an array, or {label: array}, as for the builder.
+
+    Returns:
+        None.
+    """
+    meta = fig.layout.meta or {}
+    if not isinstance(meta, dict) or meta.get("kind") != "score_histogram":
+        raise ValueError("fig must be a figure made by score_histogram_figure")
+    series = dict(scores) if isinstance(scores, Mapping) else {"q·k": scores}
+    if len(series) != meta["series"]:
+        raise ValueError(f"scores must have {meta['series']} series like the figure, got {len(series)}")
     data = {}
     for label, s in series.items():
         arr = _to_numpy(f"scores[{label!r}]" if isinstance(scores, Mapping) else "scores", s).ravel()
         if arr.size < 2:
             raise ValueError(f"scores must hold at least 2 values per series, got {arr.size} for {label!r}")
         data[str(label)] = arr
-    lo = min(float(a.min()) for a in data.values())
-    hi = max(float(a.max()) for a in data.values())
-    lo, hi = min(lo, -4.0), max(hi, 4.0)
-    edges = np.linspace(lo, hi, bins + 1)
+    lo = min(min(float(a.min()) for a in data.values()), -4.0)
+    hi = max(max(float(a.max()) for a in data.values()), 4.0)
+    edges = np.linspace(lo, hi, int(meta["bins"]) + 1)
     centres = (edges[:-1] + edges[1:]) / 2
-    fig = go.Figure()
-    for i, (label, arr) in enumerate(data.items()):
+    for trace, (label, arr) in zip(fig.data, data.items()):
         density, _ = np.histogram(arr, bins=edges, density=True)
-        fig.add_trace(go.Bar(
-            x=_round(centres), y=_round(density), width=float(np.round(edges[1] - edges[0], DECIMALS)),
-            name=f"{label} (var {arr.var():.2f})", marker_color=OKABE_ITO[[4, 5, 2, 0, 6, 1][i % 6]], opacity=0.6,
-            hovertemplate="score %{x:.2f}<br>density %{y:.4f}<extra>" + html_escape(label) + "</extra>",
-        ))
-    grid = np.linspace(lo, hi, 200)
+        trace.update(x=_round(centres), y=_round(density), width=float(np.round(edges[1] - edges[0], DECIMALS)),
+                     name=f"{label} (var {arr.var():.2f})",
+                     hovertemplate="score %{x:.2f}<br>density %{y:.4f}<extra>" + html_escape(label) + "</extra>")
+    grid = np.linspace(lo, hi, 241)
     pdf = np.exp(-grid**2 / 2) / math.sqrt(2 * math.pi)
-    fig.add_trace(go.Scatter(x=_round(grid), y=_round(pdf), mode="lines", name="N(0, 1) density",
-                             line=dict(color=_CURRENT_COLOR, width=2),
-                             hovertemplate="score %{x:.2f}<br>N(0,1) density %{y:.4f}<extra></extra>"))
-    fig.update_layout(**_layout_base(title, width=width, height=380), barmode="overlay", bargap=0,
-                      xaxis_title="score", yaxis_title="density",
-                      legend=dict(x=0.99, xanchor="right", y=0.99, bgcolor="rgba(255,255,255,0.7)"))
-    return fig
+    fig.data[-1].update(x=_round(grid), y=_round(pdf))
 
 
 def html_escape(text: str) -> str:

@@ -44,7 +44,8 @@ from typing import Any, Callable, Optional
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from . import viz  # noqa: F401  (figure builders used by the explorers)
+from . import viz
+from .viz import _single_thread  # tiny tensors: one torch thread avoids waiting on a busy machine
 
 _SLIDERS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.SelectionSlider, W.IntRangeSlider,
             W.FloatRangeSlider, W.SelectionRangeSlider)
@@ -171,3 +172,321 @@ class LivePanel:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}: {self.title}" if self.title else type(self).__name__
+
+
+# ---------------------------------------------------------------------- explorers
+
+# A 32-token text for the explorers: the article's example sentence and a continuation.
+EXPLORER_TOKENS: list[str] = (
+    "The animal didn't cross the street because it was too tired . It lay down under a tree "
+    "and slept until the sun went down behind the quiet hills of the town"
+).split()
+PAD_TOKEN = "<pad>"
+D_MODEL = 32  # width of the explorer's token embeddings
+D_K_OPTIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+MASKS = ("none", "causal", "padding", "window")
+TEMPERATURE_RANGE = (0.05, 20.0)
+_SLIDER_LAYOUT = dict(width="290px")
+
+
+def _slider_style() -> dict:
+    return dict(style={"description_width": "initial"}, layout=W.Layout(**_SLIDER_LAYOUT), continuous_update=True)
+
+
+def _temperature_slider(value: float) -> W.FloatLogSlider:
+    """Temperature on a log scale from 0.05 to 20 (1 = plain softmax)."""
+    lo, hi = TEMPERATURE_RANGE
+    if not lo <= value <= hi:
+        raise ValueError(f"temperature must lie in [{lo}, {hi}], got {value!r}")
+    import math
+
+    return W.FloatLogSlider(value=value, base=10, min=math.log10(lo), max=math.log10(hi), step=0.05,
+                            description="temperature", readout_format=".3g", **_slider_style())
+
+
+def _check_choice(name: str, value: Any, options: tuple) -> None:
+    if value not in options:
+        raise ValueError(f"{name} must be one of {list(options)}, got {value!r}")
+
+
+def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+    return value
+
+
+def _row_stats(weights: "torch.Tensor") -> dict[str, float]:
+    """Mean entropy, max weight and Jacobian norm over all rows of `weights` [..., N]."""
+    from .core import jacobian_norm, max_weight, softmax_entropy
+
+    return {
+        "entropy": float(softmax_entropy(weights).mean()),
+        "max_weight": float(max_weight(weights).mean()),
+        "jacobian_norm": float(jacobian_norm(weights).mean()),
+    }
+
+
+class AttentionExplorer(LivePanel):
+    """Self-attention of a short text: per-head heatmaps and softmax saturation, live.
+
+    Token embeddings (one random vector per distinct word, no positional encoding, so equal words
+    have equal keys) are projected by seeded random W_q, W_k, W_v with N(0, 1/d_model) entries,
+    so every q and k component is about N(0, 1) — the assumption of the article's section 3.2.
+    The weights are `al.scaled_dot_product_attention(Q, K, V, mask, scale=s / temperature)` with
+    s = 1/√d_k when scaling is on, else 1.
+    """
+
+    def __init__(
+        self,
+        *,
+        d_k: int = 8,
+        heads: int = 4,
+        mask: str = "causal",
+        window: int = 2,
+        pad: int = 2,
+        seq_len: int = 8,
+        scaled: bool = True,
+        temperature: float = 1.0,
+        seed: int = 0,
+        query: Optional[int] = None,
+        tokens: Optional[list[str]] = None,
+        max_heads: int = 8,
+        max_seq: int = 32,
+        title: str = "Attention explorer",
+        caption: Optional[str] = None,
+        main: bool = False,
+    ):
+        """Build the controls and figures.
+
+        Args:
+            d_k: width per head, one of 1, 2, 4, …, 256. heads: 1..max_heads.
+            mask: "none", "causal", "padding" or "window". window: 0..max_seq-1 (keys within ±window).
+            pad: padded tokens at the end, 0..max_seq (seq_len of them means all padding).
+            seq_len: 2..max_seq. scaled: divide scores by √d_k. temperature: 0.05..20.
+            seed: 0..99. query: the row shown in the saturation panel (default the last token).
+            tokens: at least max_seq words (default EXPLORER_TOKENS). max_heads: 1..8. max_seq: 2..64.
+            title, caption, main: as for LivePanel.
+        """
+        _check_int("max_heads", max_heads, 1, 8)
+        _check_int("max_seq", max_seq, 2, 64)
+        tokens = list(EXPLORER_TOKENS if tokens is None else tokens)
+        if len(tokens) < max_seq:
+            raise ValueError(f"tokens must hold at least max_seq={max_seq} words, got {len(tokens)}")
+        _check_choice("d_k", d_k, D_K_OPTIONS)
+        _check_int("heads", heads, 1, max_heads)
+        _check_choice("mask", mask, MASKS)
+        _check_int("window", window, 0, max_seq - 1)
+        _check_int("pad", pad, 0, max_seq)
+        _check_int("seq_len", seq_len, 2, max_seq)
+        _check_int("seed", seed, 0, 99)
+        query = seq_len - 1 if query is None else _check_int("query", query, 0, seq_len - 1)
+        self.tokens = [str(t) for t in tokens[:max_seq]]
+        self.max_heads, self.max_seq = max_heads, max_seq
+        self._params: dict[int, tuple] = {}
+        controls = {
+            "d_k": W.SelectionSlider(options=D_K_OPTIONS, value=d_k, description="d_k", **_slider_style()),
+            "heads": W.IntSlider(value=heads, min=1, max=max_heads, description="heads", **_slider_style()),
+            "seq_len": W.IntSlider(value=seq_len, min=2, max=max_seq, description="sequence length", **_slider_style()),
+            "temperature": _temperature_slider(temperature),
+            "scaled": W.Checkbox(value=scaled, description="scale by 1/√d_k", indent=False,
+                                 layout=W.Layout(width="160px")),
+            "mask": W.Dropdown(options=MASKS, value=mask, description="mask", style={"description_width": "initial"},
+                               layout=W.Layout(width="170px")),
+            "window": W.IntSlider(value=window, min=0, max=max_seq - 1, description="window ±", **_slider_style()),
+            "pad": W.IntSlider(value=pad, min=0, max=max_seq, description="padded tokens", **_slider_style()),
+            "query": W.IntSlider(value=query, min=0, max=seq_len - 1, description="query row", **_slider_style()),
+            "seed": W.IntSlider(value=seed, min=0, max=99, description="seed", **_slider_style()),
+        }
+        first = self.compute(d_k=d_k, heads=heads, mask=mask, window=window, pad=pad, seq_len=seq_len,
+                             scaled=scaled, temperature=temperature, seed=seed)
+        figures = [
+            viz.head_grid_figure(first["weights"], first["tokens"], first["tokens"], mask=first["mask"],
+                                 slots=max_heads, title="Attention weights per head", width=470),
+            viz.saturation_figure(first["weights"][0, query], k_tokens=first["tokens"], d_k=d_k,
+                                  n_keys=seq_len, d_k_values=D_K_OPTIONS, width=420, title="Softmax saturation"),
+        ]
+        if caption is None:
+            caption = ("Rows are queries, columns keys; grey cells are masked. "
+                       "Right: one query row of head 1, and how softmax saturates as d_k grows.")
+        controls["seq_len"].observe(self._on_seq_len, names="value")
+        controls["mask"].observe(self._on_mask, names="value")
+        super().__init__(controls, figures, self._draw, title=title, caption=caption, main=main)
+        self._on_mask({"new": mask})
+
+    # -------------------------------------------------------------- computation
+
+    def _projections(self, seed: int) -> tuple:
+        """Seeded embeddings per word and W_q, W_k, W_v [max_heads, d_model, 256]; cached per seed."""
+        import torch
+
+        if seed not in self._params:
+            gen = torch.Generator().manual_seed(seed)
+            vocab = sorted(set(self.tokens) | {PAD_TOKEN})
+            table = torch.randn(len(vocab), D_MODEL, generator=gen)  # [V, d_model]
+            std = D_MODEL ** -0.5  # keeps each q, k component ≈ N(0, 1)
+            w = torch.randn(3, self.max_heads, D_MODEL, D_K_OPTIONS[-1], generator=gen) * std  # [3, H, d_model, 256]
+            self._params[seed] = ({t: i for i, t in enumerate(vocab)}, table, w)
+        return self._params[seed]
+
+    def compute(
+        self,
+        *,
+        d_k: int,
+        heads: int,
+        mask: str,
+        window: int,
+        pad: int,
+        seq_len: int,
+        scaled: bool,
+        temperature: float,
+        seed: int,
+        **_: Any,
+    ) -> dict[str, Any]:
+        """The attention the panel shows for these control values.
+
+        Args:
+            the control values (see the class); extra keys such as `query` are ignored.
+
+        Returns:
+            {"weights": [heads, N, N] tensor, "mask": [N, N] bool tensor (True = may attend),
+             "tokens": N labels ("<pad>" at padded positions), "q", "k", "v": [heads, N, d_k]}.
+        """
+        import math
+
+        import torch
+
+        from .core import scaled_dot_product_attention
+        from .masks import causal_mask, padding_mask, window_mask
+
+        n = _check_int("seq_len", seq_len, 2, self.max_seq)
+        heads = _check_int("heads", heads, 1, self.max_heads)
+        _check_choice("d_k", d_k, D_K_OPTIONS)
+        _check_choice("mask", mask, MASKS)
+        lo, hi = TEMPERATURE_RANGE
+        if not lo * 0.999 <= temperature <= hi * 1.001:
+            raise ValueError(f"temperature must lie in [{lo}, {hi}], got {temperature!r}")
+        n_pad = min(_check_int("pad", pad, 0, self.max_seq), n) if mask == "padding" else 0
+        tokens = self.tokens[: n - n_pad] + [PAD_TOKEN] * n_pad
+        index, table, w = self._projections(seed)
+        x = table[[index[t] for t in tokens]]  # [N, d_model]
+        w_q, w_k, w_v = w[:, :heads, :, :d_k]  # each [heads, d_model, d_k]
+        q = torch.einsum("nd,hdk->hnk", x, w_q)  # [heads, N, d_k]
+        k = torch.einsum("nd,hdk->hnk", x, w_k)  # [heads, N, d_k]
+        v = torch.einsum("nd,hdk->hnk", x, w_v)  # [heads, N, d_k]
+        if mask == "causal":
+            allowed = causal_mask(n)  # [N, N]
+        elif mask == "window":
+            allowed = window_mask(n, _check_int("window", window, 0, self.max_seq - 1))  # [N, N]
+        elif mask == "padding":
+            allowed = padding_mask([n - n_pad], n)[0, 0].expand(n, n)  # [N, N]
+        else:
+            allowed = torch.ones(n, n, dtype=torch.bool)  # [N, N]
+        scale = (1.0 / math.sqrt(d_k) if scaled else 1.0) / temperature
+        _, weights = scaled_dot_product_attention(q, k, v, allowed, scale=scale)  # [heads, N, N]
+        return {"weights": weights, "mask": allowed, "tokens": tokens, "q": q, "k": k, "v": v}
+
+    # -------------------------------------------------------------- drawing
+
+    def _draw(self, figures: list, *, query: int, **values: Any) -> None:
+        """LivePanel update: recompute the attention and rewrite both figures in place."""
+        with _single_thread():
+            res = self.compute(**values)
+            stats = _row_stats(res["weights"])
+        n = values["seq_len"]
+        row = min(query, n - 1)
+        viz.update_head_grid(figures[0], res["weights"], res["tokens"], res["tokens"], mask=res["mask"])
+        viz.update_saturation(
+            figures[1], res["weights"][0, row], k_tokens=res["tokens"], d_k=values["d_k"], n_keys=n,
+            current=stats, row_mask=res["mask"][row], row_label=f"head 1, query “{res['tokens'][row]}”",
+        )
+
+    def _on_seq_len(self, change: dict) -> None:
+        """Keep the query-row slider inside the sequence."""
+        q = self.controls["query"]
+        q.max = change["new"] - 1  # ipywidgets clamps the value, which triggers one more update
+
+    def _on_mask(self, change: dict) -> None:
+        """Enable only the size control that the chosen mask uses."""
+        self.controls["window"].disabled = change["new"] != "window"
+        self.controls["pad"].disabled = change["new"] != "padding"
+
+
+class SaturationExplorer(LivePanel):
+    """Softmax saturation of random N(0, 1) scores as d_k grows, scaled or not, with temperature."""
+
+    N_ROWS = 256  # query rows sampled per setting (mean statistics and score histogram)
+
+    def __init__(
+        self,
+        *,
+        d_k: int = 16,
+        n_keys: int = 16,
+        scaled: bool = False,
+        temperature: float = 1.0,
+        seed: int = 0,
+        title: str = "Softmax saturation explorer",
+        caption: Optional[str] = None,
+        main: bool = False,
+    ):
+        """Build the controls and figures.
+
+        Args:
+            d_k: one of 1, 2, 4, …, 512. n_keys: keys per query row, 2..64. scaled: divide by √d_k.
+            temperature: 0.05..20. seed: 0..99. title, caption, main: as for LivePanel.
+        """
+        options = D_K_OPTIONS + (512,)
+        _check_choice("d_k", d_k, options)
+        _check_int("n_keys", n_keys, 2, 64)
+        _check_int("seed", seed, 0, 99)
+        controls = {
+            "d_k": W.SelectionSlider(options=options, value=d_k, description="d_k", **_slider_style()),
+            "n_keys": W.IntSlider(value=n_keys, min=2, max=64, description="keys per row", **_slider_style()),
+            "temperature": _temperature_slider(temperature),
+            "scaled": W.Checkbox(value=scaled, description="scale by 1/√d_k", indent=False,
+                                 layout=W.Layout(width="160px")),
+            "seed": W.IntSlider(value=seed, min=0, max=99, description="seed", **_slider_style()),
+        }
+        first = self.compute(d_k=d_k, n_keys=n_keys, scaled=scaled, temperature=temperature, seed=seed)
+        figures = [
+            viz.saturation_figure(first["weights"][0], d_k=d_k, n_keys=n_keys, d_k_values=options, width=440,
+                                  title="Softmax saturation"),
+            viz.score_histogram_figure(first["scores"], width=420,
+                                       title="Scores q·k (× scale ÷ temperature) vs N(0, 1)"),
+        ]
+        if caption is None:
+            caption = (f"Each row: one random query against random keys, components N(0, 1), averaged over "
+                       f"{self.N_ROWS} rows. Unscaled, the scores spread like √d_k and softmax saturates.")
+        super().__init__(controls, figures, self._draw, title=title, caption=caption, main=main)
+
+    def compute(self, *, d_k: int, n_keys: int, scaled: bool, temperature: float, seed: int) -> dict[str, Any]:
+        """Scores and softmax weights of N_ROWS random query rows for these control values.
+
+        Returns:
+            {"scores": [rows, n_keys] (after scale and temperature), "weights": [rows, n_keys]}.
+        """
+        import math
+
+        import torch
+
+        lo, hi = TEMPERATURE_RANGE
+        if not lo * 0.999 <= temperature <= hi * 1.001:
+            raise ValueError(f"temperature must lie in [{lo}, {hi}], got {temperature!r}")
+        key = (seed, d_k, n_keys)
+        if getattr(self, "_raw_key", None) != key:  # temperature and scaling reuse the same sample
+            gen = torch.Generator().manual_seed(seed)
+            q = torch.randn(self.N_ROWS, 1, d_k, generator=gen, dtype=torch.float64)  # [rows, 1, d_k]
+            k = torch.randn(self.N_ROWS, n_keys, d_k, generator=gen, dtype=torch.float64)  # [rows, N, d_k]
+            self._raw = (q @ k.transpose(-2, -1)).squeeze(1)  # [rows, N] unscaled q·k
+            self._raw_key = key
+        scale = (1.0 / math.sqrt(d_k) if scaled else 1.0) / temperature
+        scores = self._raw * scale  # [rows, N]
+        return {"scores": scores, "weights": torch.softmax(scores, dim=-1)}
+
+    def _draw(self, figures: list, **values: Any) -> None:
+        """LivePanel update: resample and rewrite both figures in place."""
+        with _single_thread():
+            res = self.compute(**values)
+            stats = _row_stats(res["weights"])
+        viz.update_saturation(figures[0], res["weights"][0], d_k=values["d_k"], n_keys=values["n_keys"],
+                              current=stats, row_label="first query row")
+        viz.update_score_histogram(figures[1], res["scores"])
