@@ -165,10 +165,44 @@ class LivePanel:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
         """Widget view plus a short, stable text/plain (nbval compares only the latter)."""
+        import os
+
+        if os.environ.get("ATTNLIB_STATIC") == "1":  # static site/slides build (scripts/build_site.py)
+            return self.static_bundle()
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle = dict(bundle) if bundle else {}
         bundle["text/plain"] = repr(self)
         return bundle
+
+    def static_bundle(self) -> dict:
+        """The panel at its current settings for a page without a kernel (shown when ATTNLIB_STATIC=1).
+
+        Returns:
+            {"text/plain": repr(panel), "text/html": a note (class al-static-note) naming the settings and
+             saying the sliders move in JupyterLab or on Binder, with a <!--binder--> slot for the link,
+             "application/vnd.attnlib.panel-snapshot+json": {"figures": [plotly JSON of each figure]}}.
+        """
+        import json
+
+        def shown(v: Any) -> str:
+            if isinstance(v, bool):
+                return "on" if v else "off"
+            return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+        settings = ", ".join(
+            f"{getattr(c, 'description', '') or name} = {shown(c.value)}"
+            for name, c in self.controls.items() if not getattr(c, "disabled", False)
+        )
+        parts = [f"<b>{html.escape(self.title)}</b>" if self.title else "<b>Live panel</b>",
+                 f" (static snapshot at {html.escape(settings)})." if settings else " (static snapshot).",
+                 f" {html.escape(self.caption)}" if self.caption else "",
+                 " In JupyterLab or on Binder the sliders move these figures live. <!--binder-->"]
+        return {
+            "text/plain": repr(self),
+            "text/html": f'<div class="al-static-note">{"".join(parts)}</div>',
+            "application/vnd.attnlib.panel-snapshot+json": {
+                "figures": [json.loads(f.to_json(validate=False)) for f in self.figures]},
+        }
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}: {self.title}" if self.title else type(self).__name__
