@@ -14,14 +14,14 @@ PYTEST_ARGS ?=
 # JupyterLab refuses to run as root unless told; containers often run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test venv clean bench
+.PHONY: lab test venv clean bench site slides
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; found " + sys.version.split()[0])'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(INDEX_ARGS) -e '.[test]' 2>&1 \
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(INDEX_ARGS) -e '.[test,site]' 2>&1 \
 	  | { grep -v 'is ignored: it is neither a file nor a directory' || true; }
 	@touch $@
 
@@ -30,6 +30,14 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS)
+
+# Static edition (no kernel, no network): pages in build/site/ that link to the decks in build/slides/.
+site: $(STAMP)
+	$(BIN)/python scripts/build_site.py --site build/site --slides build/slides
+
+# reveal.js decks for the classroom; with Chromium present, every slide is measured at 1280x720.
+slides: $(STAMP)
+	$(BIN)/python scripts/build_site.py --slides build/slides $(if $(wildcard /usr/bin/chromium),--check)
 
 bench: $(STAMP)
 	$(BIN)/python -m attnlib.bench latency

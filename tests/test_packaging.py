@@ -14,7 +14,11 @@ except ModuleNotFoundError:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDA_TO_PIP = {"pytorch": "torch"}
-NOT_ON_BINDER = {"playwright": "drives Chromium for the browser tests, which run in CI, not on Binder"}
+NOT_ON_BINDER = {
+    "playwright": "drives Chromium for the browser tests, which run in CI, not on Binder",
+    "jupyter-server-mathjax": "ships MathJax for `make site`/`make slides`, which build locally or in CI, not on Binder",
+    "sphinx-revealjs": "ships reveal.js for `make slides`, which builds locally or in CI, not on Binder",
+}
 CONDA_ONLY = {"python", "pip"}
 
 
