@@ -228,6 +228,7 @@ class StaticOutputsPreprocessor(Preprocessor):
                                for k, f in enumerate(snapshot.get("figures", [])))
                 data["text/html"] = f'<div class="al-static-panel">{note}<div class="al-static-figures">{figs}</div></div>'
                 data.pop(WIDGET_MIME, None)
+                cell.metadata["al_snapshot"] = True  # decks fold this cell's code: the slide shows the panel
                 self.counts["static_notes"] += 1
                 self.counts["figures"] += len(snapshot.get("figures", []))
             elif PLOTLY_MIME in data:
@@ -395,7 +396,7 @@ def check_decks(decks: Iterable[Path], *, width: int = 1280, height: int = 720,
     rows: list[dict] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                    args=["--disable-dev-shm-usage"])
+                                    args=["--disable-dev-shm-usage", "--no-sandbox"])
         for deck in decks:
             deck = Path(deck).resolve()
             page = browser.new_page(viewport={"width": width, "height": height})
@@ -421,7 +422,7 @@ def check_decks(decks: Iterable[Path], *, width: int = 1280, height: int = 720,
                       const ix = Reveal.getIndices(s);
                       Reveal.slide(ix.h, ix.v, 999);
                       s.querySelectorAll('.js-plotly-plot').forEach(d => Plotly.Plots.resize(d));
-                      const heading = (s.querySelector('h1, h2, h3, h4') || s).textContent.trim().slice(0, 60);
+                      const heading = (s.querySelector('h1, h2, h3, h4') || s).textContent.replace('¶', '').trim().slice(0, 60);
                       const plots = [...s.querySelectorAll('.js-plotly-plot')];
                       const blank = plots.filter(d => { const r = d.getBoundingClientRect();
                         return r.width < 50 || r.height < 50 || !d.querySelector('.main-svg'); }).length;

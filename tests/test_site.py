@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 import ipywidgets as W
+import nbformat
 import plotly.graph_objects as go
 import pytest
 
@@ -63,3 +66,135 @@ def test_live_panel_under_attnlib_static_is_a_snapshot_of_its_state(monkeypatch)
     panel.controls["sharpness"].value = 10.0
     z = panel.static_bundle()[SNAPSHOT]["figures"][0]["data"][0]["z"]
     assert z[0] == [0.0, 1.0] or z.get("bdata")  # plain list, or plotly's typed-array encoding
+
+
+# ---------------------------------------------------------------- building pages and decks
+
+# The 'site' extra (make venv installs it). Without it the build tests skip, except in CI where they fail.
+SITE_PACKAGES = ("jupyter_server_mathjax", "sphinx_revealjs")
+MISSING = [m for m in SITE_PACKAGES if importlib.util.find_spec(m) is None]
+
+TINY = "99_tiny.ipynb"
+
+
+def tiny_notebook() -> nbformat.NotebookNode:
+    """Math, a static figure, a live panel and a hidden solution, each cell with slideshow metadata."""
+    def cell(kind, source, slide="-", **meta):
+        c = nbformat.v4.new_markdown_cell(source) if kind == "md" else nbformat.v4.new_code_cell(source)
+        c.metadata["slideshow"] = {"slide_type": slide}
+        c.metadata.update(meta)
+        return c
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        cell("md", "# 99 · Tiny — 测试\n\n$$\\mathrm{softmax}\\left(\\frac{QK^\\top}{\\sqrt{d_k}}\\right)V$$", "slide"),
+        cell("code", "import attnlib as al\nimport ipywidgets as W\nimport plotly.graph_objects as go", "skip"),
+        cell("code", "w = [[0.7, 0.3], [0.4, 0.6]]\nal.viz.heatmap_figure(w, ['a', 'b'], ['a', 'b'], title='Static heatmap')",
+             "subslide"),
+        cell("code", "def update(figs, sharpness):\n"
+                     "    figs[0].data[0].z = [[1 - sharpness / 10, sharpness / 10], [0.5, 0.5]]\n\n"
+                     "panel = al.widgets.LivePanel({'sharpness': W.FloatSlider(value=2.0, min=0, max=10, "
+                     "description='sharpness')},\n"
+                     "    [go.Figure(go.Heatmap(z=[[0.5, 0.5], [0.5, 0.5]], zmin=0, zmax=1))], update,\n"
+                     "    title='Tiny panel', caption='Watch the top row.', main=True)\npanel", "slide"),
+        cell("md", "Solution (click to expand)", "fragment"),
+        cell("code", "print('the answer')", "-", jupyter={"source_hidden": True}),
+    ]
+    return nb
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Build the tiny notebook (executed with ATTNLIB_STATIC=1) and notebook 01 (committed outputs)."""
+    if MISSING and os.environ.get("CI") != "true":
+        pytest.skip(f"site extra not installed ({MISSING}): run `make venv`")
+    tmp = tmp_path_factory.mktemp("site")
+    (tmp / "notebooks").mkdir()
+    tiny = tmp / "notebooks" / TINY
+    nbformat.write(tiny_notebook(), tiny)
+    site, slides = tmp / "site", tmp / "slides"
+    start = time.perf_counter()
+    report = build_site.build([tiny], site=site, slides=slides, execute=True, cache_dir=tmp / "executed")
+    intro = ROOT / "notebooks" / "01_introduction.ipynb"
+    intro_site = None
+    if intro.exists():
+        intro_site = tmp / "intro_site"
+        build_site.build([intro], site=intro_site, execute=False)
+    print(f"site build: {time.perf_counter() - start:.1f} s")
+    return {"site": site, "slides": slides, "report": report, "intro_site": intro_site}
+
+
+def all_pages(built) -> list[Path]:
+    pages = sorted(built["site"].glob("*.html")) + sorted(built["slides"].glob("*.html"))
+    if built["intro_site"]:
+        pages += sorted(built["intro_site"].glob("*.html"))
+    return pages
+
+
+def test_pages_and_decks_exist(built):
+    for folder in (built["site"], built["slides"]):
+        assert (folder / "index.html").exists()
+        assert (folder / "99_tiny.html").exists()
+    index = (built["site"] / "index.html").read_text(encoding="utf-8")
+    assert 'href="99_tiny.html"' in index and "../slides/99_tiny.html" in index
+    if built["intro_site"]:
+        assert (built["intro_site"] / "01_introduction.html").exists()
+
+
+def test_no_page_loads_anything_from_the_network(built):
+    for page in all_pages(built):
+        assert build_site.remote_references(page) == [], page
+        text = page.read_text(encoding="utf-8")
+        for cdn in ("cdnjs.cloudflare.com", "unpkg.com", "cdn.jsdelivr.net", "cdn.plot.ly"):
+            assert cdn not in text, f"{page.name} names {cdn}"
+
+
+def test_plotly_mathjax_and_reveal_are_local_files(built):
+    for page in all_pages(built):
+        refs = build_site.local_references(page)
+        names = {p.relative_to(page.parent).as_posix() for p in refs}
+        assert "assets/plotly.min.js" in names, page
+        assert "assets/mathjax/MathJax.js" in names, page
+        missing = [p for p in refs if not p.exists()]
+        assert missing == [], f"{page.name} loads files that are not there: {missing}"
+    deck = built["slides"] / "99_tiny.html"
+    names = {p.relative_to(deck.parent).as_posix() for p in build_site.local_references(deck)}
+    assert {"assets/reveal/dist/reveal.js", "assets/reveal/dist/reveal.css"} <= names
+    assert (built["slides"] / "assets" / "reveal" / "dist" / "theme" / "white.css").exists()
+
+
+def test_live_panel_is_a_static_snapshot_with_a_binder_link(built):
+    counts = built["report"][TINY]
+    assert counts == {"figures": 2, "static_notes": 1, "widgets_without_snapshot": 0}
+    binder = build_site.binder_url(TINY)
+    assert binder.startswith("https://mybinder.org/v2/gh/") and binder.endswith("lab/tree/notebooks/99_tiny.ipynb")
+    for folder in (built["site"], built["slides"]):
+        text = (folder / "99_tiny.html").read_text(encoding="utf-8")
+        assert 'class="al-static-note"' in text
+        assert "sliders move these figures live" in text
+        assert f'href="{binder}"' in text
+        assert build_site.BINDER_SLOT not in text
+        assert "application/vnd.jupyter.widget-view+json" not in text
+        assert text.count("Plotly.newPlot(") == 2
+        assert '<details class="al-solution">' in text  # the hidden solution stays folded
+
+
+def test_binder_url_follows_the_readme_badge():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert build_site.binder_base() + "?urlpath=lab/tree/notebooks/01_introduction.ipynb" in readme
+
+
+@pytest.mark.browser
+def test_deck_fits_1280x720_offline_with_every_figure_drawn(built):
+    if not Path("/usr/bin/chromium").exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("Chromium is missing at /usr/bin/chromium")
+        pytest.skip("needs /usr/bin/chromium")
+    rows = build_site.check_decks([built["slides"] / "99_tiny.html"])
+    slides = [r for r in rows if "index" in r]
+    deck = [r for r in rows if "errors" in r][0]
+    assert deck["blocked"] == [] and deck["errors"] == []
+    assert len(slides) >= 3
+    assert sum(r["figures"] for r in slides) == 2
+    assert all(r["blank_figures"] == 0 for r in slides), slides
+    assert not any(r["overflow"] for r in slides), slides
