@@ -1,1 +1,379 @@
-"""Attention beyond O(N^2) memory: exact tiled (online-softmax) attention and linear attention."""
+"""Attention beyond O(N^2) memory: exact tiled (online-softmax) attention and linear attention.
+
+Naive attention builds the whole [N_q, N_k] score matrix, so its memory grows as N². Two ways out:
+
+- `tiled_attention` is *exact*. It walks over blocks of queries and, inside, over blocks of keys,
+  and keeps for every query row only three running quantities: the largest score seen so far
+  `m`, the softmax denominator `l` (relative to `m`) and the unnormalised output `acc`. When a new
+  key block raises the maximum, the old `l` and `acc` are rescaled by exp(m_old − m_new): the
+  online-softmax trick of FlashAttention. Extra memory: one [block_q, block_k] tile, O(N) overall.
+- `linear_attention` is *approximate*. It replaces exp(q·k) by φ(q)·φ(k) with φ(x) = elu(x) + 1,
+  so (φ(Q) φ(K)ᵀ) V can be computed as φ(Q) (φ(K)ᵀ V), never forming the N×N matrix.
+
+`measure_peak_memory` measures (does not compute) the peak tensor memory of a call, and
+`median_time_ms` times one; the benchmark `python -m attnlib.bench complexity` and notebook 07 use
+both. This module imports only torch.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+import time
+from typing import Any, Callable, Iterator, Optional
+
+import torch
+import torch.nn.functional as F
+
+MASK_FILL = -1e9  # same fill as attnlib.core: a fully masked row gets uniform weights
+
+
+# ---- input checks (this module imports only torch, so it has its own) ----
+
+
+def _require_qkv(query: object, key: object, value: object) -> None:
+    """Raise ValueError unless query, key, value are floating tensors [..., N, d] that fit together."""
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(x, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor [..., seq, features], got {type(x).__name__}")
+        if x.dim() < 2:
+            raise ValueError(f"{name} must have at least 2 dimensions [..., seq, features], got shape {tuple(x.shape)}")
+        if not x.is_floating_point():
+            raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
+    if not (query.dtype == key.dtype == value.dtype):
+        raise ValueError(f"query, key, value must share a dtype, got {query.dtype}, {key.dtype}, {value.dtype}")
+    if query.size(-1) != key.size(-1):
+        raise ValueError(
+            f"query and key must share d_k (last dimension): query {tuple(query.shape)}, key {tuple(key.shape)}"
+        )
+    if key.size(-2) != value.size(-2):
+        raise ValueError(
+            f"key and value must share N_k (second-to-last dimension): key {tuple(key.shape)}, value {tuple(value.shape)}"
+        )
+    if key.size(-2) < 1:
+        raise ValueError(f"key must hold at least one position (N_k ≥ 1), got shape {tuple(key.shape)}")
+    try:
+        torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the leading (batch) dimensions of query {tuple(query.shape)}, key {tuple(key.shape)} and "
+            f"value {tuple(value.shape)} do not broadcast together"
+        ) from None
+
+
+def _positive_int(name: str, value: object) -> int:
+    """Return `value` as an int, or raise ValueError naming the argument unless it is a positive integer."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def _check_mask(mask: object, scores_shape: tuple[int, ...]) -> torch.Tensor:
+    """Return `mask` as bool (True = may attend) after checking it holds 0/1 and broadcasts to the scores."""
+    if not isinstance(mask, torch.Tensor):
+        raise ValueError(f"mask must be a torch.Tensor of bool or 0/1 values, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        if not bool(((mask == 0) | (mask == 1)).all()):
+            raise ValueError("mask must hold only bool or 0/1 values (True/1 = may attend)")
+        mask = mask != 0
+    try:
+        ok = torch.broadcast_shapes(mask.shape, scores_shape) == torch.Size(scores_shape)
+    except RuntimeError:
+        ok = False
+    if not ok or mask.dim() < 2:
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape {scores_shape} [..., N_q, N_k]"
+        )
+    return mask
+
+
+# ---- tiled attention: exact, online softmax, O(N) extra memory ----
+
+
+def _block_mask(
+    mask: Optional[torch.Tensor], causal: bool, batch: tuple[int, ...], i: int, nq: int, j: int, nk: int
+) -> Optional[torch.Tensor]:
+    """The [B, nq, nk] bool tile of "may attend" for queries i..i+nq and keys j..j+nk, or None if all allowed."""
+    allowed = None
+    if mask is not None:
+        tile = mask if mask.size(-2) == 1 else mask[..., i : i + nq, :]  # [..., nq or 1, N_k or 1]
+        tile = tile if tile.size(-1) == 1 else tile[..., j : j + nk]  # [..., nq or 1, nk or 1]
+        allowed = tile.expand(*batch, nq, nk).reshape(-1, nq, nk)  # [B, nq, nk] (copies one tile only)
+    if causal and j + nk - 1 > i:  # this key block reaches past some query: query r sees keys ≤ r
+        rows = torch.arange(i, i + nq).unsqueeze(1)  # [nq, 1]
+        cols = torch.arange(j, j + nk).unsqueeze(0)  # [1, nk]
+        tri = (cols <= rows).unsqueeze(0)  # [1, nq, nk]
+        allowed = tri if allowed is None else allowed & tri  # [B or 1, nq, nk]
+    return allowed
+
+
+def _tiled_forward(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: Optional[torch.Tensor], causal: bool,
+    batch: tuple[int, ...], scale: float, block_q: int, block_k: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Online-softmax forward pass on flattened inputs q [B, N_q, d], k [B, N_k, d], v [B, N_k, d_v].
+
+    Returns (output [B, N_q, d_v], row maximum m [B, N_q, 1], row denominator l [B, N_q, 1]).
+    """
+    B, n_q, _ = q.shape
+    n_k, d_v = k.size(1), v.size(2)
+    out = torch.empty(B, n_q, d_v, dtype=q.dtype)  # [B, N_q, d_v]
+    row_max = torch.empty(B, n_q, 1, dtype=q.dtype)  # [B, N_q, 1] kept for the backward pass
+    row_sum = torch.empty(B, n_q, 1, dtype=q.dtype)  # [B, N_q, 1]
+    tile_buffer = torch.empty(B * min(block_q, n_q) * min(block_k, n_k), dtype=q.dtype)  # one score tile, reused
+    for i in range(0, n_q, block_q):
+        q_blk = q[:, i : i + block_q]  # [B, nq, d]
+        nq = q_blk.size(1)
+        m = torch.full((B, nq, 1), -math.inf, dtype=q.dtype)  # running row maximum
+        l = torch.zeros(B, nq, 1, dtype=q.dtype)  # running Σ exp(s − m)
+        acc = torch.zeros(B, nq, d_v, dtype=q.dtype)  # running Σ exp(s − m) v
+        k_end = min(n_k, i + nq) if causal else n_k  # causal: later key blocks are fully masked, skip them
+        for j in range(0, k_end, block_k):
+            k_blk, v_blk = k[:, j : j + block_k], v[:, j : j + block_k]  # [B, nk, d], [B, nk, d_v]
+            nk = k_blk.size(1)
+            s = tile_buffer[: B * nq * nk].view(B, nq, nk)  # [B, nq, nk]
+            torch.baddbmm(s, q_blk, k_blk.transpose(1, 2), beta=0, alpha=scale, out=s)  # s = scale·q kᵀ
+            allowed = _block_mask(mask, causal, batch, i, nq, j, nk)
+            if allowed is not None:
+                s.masked_fill_(~allowed, MASK_FILL)
+            m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))  # [B, nq, 1]
+            p = s.sub_(m_new).exp_()  # [B, nq, nk] exp(s − m_new), in place
+            rescale = (m - m_new).exp_()  # [B, nq, 1] exp(m_old − m_new) ≤ 1
+            l.mul_(rescale).add_(p.sum(dim=-1, keepdim=True))  # [B, nq, 1]
+            acc.mul_(rescale).baddbmm_(p, v_blk)  # [B, nq, d_v]
+            m = m_new
+        out[:, i : i + nq] = acc.div_(l)  # [B, nq, d_v] normalise once at the end
+        row_max[:, i : i + nq], row_sum[:, i : i + nq] = m, l
+    return out, row_max, row_sum
+
+
+def _tiled_backward(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor, row_max: torch.Tensor,
+    row_sum: torch.Tensor, grad_out: torch.Tensor, mask: Optional[torch.Tensor], causal: bool,
+    batch: tuple[int, ...], scale: float, block_q: int, block_k: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Gradients of the tiled forward pass, recomputing each weight tile from the saved row max and sum."""
+    n_q, n_k = q.size(1), k.size(1)
+    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    delta = (grad_out * out).sum(dim=-1, keepdim=True)  # [B, N_q, 1] Σ_c dO·O = Σ_j P_ij dP_ij
+    for i in range(0, n_q, block_q):
+        q_blk, do_blk = q[:, i : i + block_q], grad_out[:, i : i + block_q]  # [B, nq, d], [B, nq, d_v]
+        nq = q_blk.size(1)
+        k_end = min(n_k, i + nq) if causal else n_k
+        for j in range(0, k_end, block_k):
+            k_blk, v_blk = k[:, j : j + block_k], v[:, j : j + block_k]  # [B, nk, d], [B, nk, d_v]
+            nk = k_blk.size(1)
+            s = torch.bmm(q_blk, k_blk.transpose(1, 2)).mul_(scale)  # [B, nq, nk]
+            allowed = _block_mask(mask, causal, batch, i, nq, j, nk)
+            if allowed is not None:
+                s.masked_fill_(~allowed, MASK_FILL)
+            p = s.sub_(row_max[:, i : i + nq]).exp_().div_(row_sum[:, i : i + nq])  # [B, nq, nk] weights
+            dv[:, j : j + nk].baddbmm_(p.transpose(1, 2), do_blk)  # [B, nk, d_v]
+            ds = p.mul_(torch.bmm(do_blk, v_blk.transpose(1, 2)).sub_(delta[:, i : i + nq]))  # [B, nq, nk] ∂L/∂s
+            if allowed is not None:
+                ds.masked_fill_(~allowed, 0.0)  # a masked score is a constant: no gradient reaches q or k
+            dq[:, i : i + nq].baddbmm_(ds, k_blk, alpha=scale)  # [B, nq, d]
+            dk[:, j : j + nk].baddbmm_(ds.transpose(1, 2), q_blk, alpha=scale)  # [B, nk, d]
+    return dq, dk, dv
+
+
+class _TiledAttention(torch.autograd.Function):
+    """Autograd wrapper: saves only q, k, v, the output and two numbers per row (all O(N))."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, mask, causal, batch, scale, block_q, block_k):  # type: ignore[override]
+        out, row_max, row_sum = _tiled_forward(q, k, v, mask, causal, batch, scale, block_q, block_k)
+        ctx.save_for_backward(q, k, v, out, row_max, row_sum)
+        ctx.settings = (mask, causal, batch, scale, block_q, block_k)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):  # type: ignore[override]
+        q, k, v, out, row_max, row_sum = ctx.saved_tensors
+        dq, dk, dv = _tiled_backward(q, k, v, out, row_max, row_sum, grad_out.contiguous(), *ctx.settings)
+        return dq, dk, dv, None, None, None, None, None, None
+
+
+def tiled_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: Optional[torch.Tensor] = None,
+    *,
+    causal: bool = False,
+    scale: Optional[float] = None,
+    block_q: int = 256,
+    block_k: int = 1024,
+) -> tuple[torch.Tensor, None]:
+    """Exact softmax(Q Kᵀ · scale) V computed block by block with an online softmax (FlashAttention's trick).
+
+    Never builds the [N_q, N_k] matrix: extra memory is one [block_q, block_k] score tile plus O(N)
+    running statistics. Gradients are supported (recomputed tile by tile in the backward pass).
+
+    Args:
+        query: [..., N_q, d_k]. key: [..., N_k, d_k]. value: [..., N_k, d_v]; leading dims broadcast.
+        mask: optional bool or 0/1, broadcastable to [..., N_q, N_k]; True/1 = may attend. Masked scores
+            are filled with -1e9 as in `attnlib.scaled_dot_product_attention` (a fully masked row is uniform).
+        causal: if True, query i attends only to keys 0..i (like `attnlib.causal_mask`); whole key blocks
+            above the diagonal are skipped. Combines with `mask` by logical and.
+        scale: multiplies the scores; None means 1/sqrt(d_k).
+        block_q: queries per tile. block_k: keys per tile.
+
+    Returns:
+        (output [..., N_q, d_v], None): there is no weight matrix to return, that is the point.
+    """
+    _require_qkv(query, key, value)
+    block_q = _positive_int("block_q", block_q)
+    block_k = _positive_int("block_k", block_k)
+    if not isinstance(causal, bool):
+        raise ValueError(f"causal must be True or False, got {causal!r}")
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale)):
+        raise ValueError(f"scale must be a finite number or None (for 1/sqrt(d_k)), got {scale!r}")
+    n_q, n_k = query.size(-2), key.size(-2)
+    batch = tuple(torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2]))
+    if mask is not None:
+        mask = _check_mask(mask, (*batch, n_q, n_k))
+    scale = 1.0 / math.sqrt(query.size(-1)) if scale is None else float(scale)
+    q = query.expand(*batch, n_q, query.size(-1)).reshape(-1, n_q, query.size(-1))  # [B, N_q, d_k]
+    k = key.expand(*batch, n_k, key.size(-1)).reshape(-1, n_k, key.size(-1))  # [B, N_k, d_k]
+    v = value.expand(*batch, n_k, value.size(-1)).reshape(-1, n_k, value.size(-1))  # [B, N_k, d_v]
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    if n_q == 0:
+        return value.new_zeros(*batch, 0, value.size(-1)), None
+    out = _TiledAttention.apply(q, k, v, mask, causal, batch, scale, block_q, block_k)  # [B, N_q, d_v]
+    return out.reshape(*batch, n_q, value.size(-1)), None  # [..., N_q, d_v]
+
+
+# ---- linear attention: approximate, O(N) memory ----
+
+
+def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
+    """φ(x) = elu(x) + 1, a positive feature map (Katharopoulos et al., 2020).
+
+    Args:
+        x: any floating tensor.
+
+    Returns:
+        φ(x), same shape: x + 1 for x ≥ 0, exp(x) for x < 0. Positive in exact arithmetic; in floating
+        point exp(x) − 1 + 1 rounds to 0 below about x = −17 (float32) or −37 (float64).
+    """
+    return F.elu(x) + 1.0
+
+
+def linear_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    *,
+    eps: float = 1e-6,
+) -> tuple[torch.Tensor, None]:
+    """Linear attention φ(Q)(φ(K)ᵀ V) / (φ(Q) φ(K)ᵀ 1 + eps) with φ = elu + 1: O(N) memory, approximate.
+
+    The similarity exp(q·k/√d_k) of softmax attention is replaced by φ(q)·φ(k); because the product
+    is associative, φ(K)ᵀ V is a [d_k, d_v] summary computed once, so no N×N matrix exists. It is a
+    different model, not an approximation with a guaranteed error: compare it with softmax attention
+    to see how far apart they are. No mask (the causal form needs a running prefix sum).
+
+    Args:
+        query: [..., N_q, d_k]. key: [..., N_k, d_k]. value: [..., N_k, d_v]; leading dims broadcast.
+        eps: added to the normaliser to avoid dividing by zero, ≥ 0.
+
+    Returns:
+        (output [..., N_q, d_v], None).
+    """
+    _require_qkv(query, key, value)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not (eps >= 0 and math.isfinite(eps)):
+        raise ValueError(f"eps must be a finite number ≥ 0, got {eps!r}")
+    phi_q = elu_feature_map(query)  # [..., N_q, d_k]
+    phi_k = elu_feature_map(key)  # [..., N_k, d_k]
+    kv = phi_k.transpose(-2, -1) @ value  # [..., d_k, d_v]  Σ_j φ(k_j) v_jᵀ
+    z = phi_k.sum(dim=-2, keepdim=True).transpose(-2, -1)  # [..., d_k, 1]  Σ_j φ(k_j)
+    numerator = phi_q @ kv  # [..., N_q, d_v]
+    denominator = phi_q @ z + eps  # [..., N_q, 1]
+    return numerator / denominator, None  # [..., N_q, d_v]
+
+
+# ---- measuring ----
+
+
+@contextlib.contextmanager
+def _quiet_fd2() -> Iterator[None]:
+    """Silence file descriptor 2 for a moment: the profiler's C++ backend logs two lines there on start/stop."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def measure_peak_memory(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, int]:
+    """Run fn(*args, **kwargs) and MEASURE the peak CPU tensor memory it allocates, in bytes.
+
+    Method: torch.profiler with profile_memory=True records every allocation and free made through
+    PyTorch's CPU allocator (including buffers a fused kernel allocates internally). Replaying those
+    events in time order gives the bytes live at each moment; the peak is the largest value, counted
+    from zero at the start of the call. Tensors that existed before (the inputs) are not counted; the
+    result is, because it is still alive when fn returns. Python objects and allocator caching are
+    not counted. The numbers are deterministic for a given code path and thread count.
+
+    Args:
+        fn: the function to run; args, kwargs: passed to it.
+
+    Returns:
+        (fn's return value, peak bytes allocated during the call, ≥ 0).
+    """
+    if not callable(fn):
+        raise ValueError(f"fn must be callable, got {type(fn).__name__}")
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    profiler = torch.profiler.profile(activities=activities, profile_memory=True)
+    with _quiet_fd2():
+        profiler.__enter__()
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        with _quiet_fd2():
+            profiler.__exit__(None, None, None)
+    events = [e for e in profiler.profiler.kineto_results.events() if e.name() == "[memory]"]
+    events.sort(key=lambda e: e.start_ns())
+    live = peak = 0
+    for e in events:
+        if e.device_type() == torch.autograd.DeviceType.CPU:
+            live += e.nbytes()
+            peak = max(peak, live)
+    return result, peak
+
+
+def median_time_ms(fn: Callable[[], Any], *, repeats: int = 5, warmup: int = 1) -> float:
+    """Median wall-clock time of fn() in milliseconds over `repeats` runs, after `warmup` untimed runs.
+
+    Args:
+        fn: a function of no arguments. repeats: timed runs, ≥ 1. warmup: untimed runs first, ≥ 0.
+
+    Returns:
+        the median time in ms (robust to a run slowed down by other processes).
+    """
+    if not callable(fn):
+        raise ValueError(f"fn must be callable, got {type(fn).__name__}")
+    repeats = _positive_int("repeats", repeats)
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be an integer ≥ 0, got {warmup!r}")
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000.0)
+    times.sort()
+    middle = len(times) // 2
+    return times[middle] if len(times) % 2 else 0.5 * (times[middle - 1] + times[middle])
