@@ -488,6 +488,159 @@ def check_cnn_layers_needed(fn: Callable[[int, int], int]) -> bool:
 
 
 # ---- 05 ----
+# Checkers for notebook 05 (multi-head attention). Each prints "✓ Correct: …" and returns True,
+# or prints what is wrong (shape, which head, by how much) and returns False; never a traceback.
+from typing import Callable as _Callable_05, Optional as _Optional_05
+
+import torch as _torch_05
+
+from .modules import MultiHeadAttention as _MHA_05
+from .modules import relation_mass as _relation_mass_05
+
+
+def _say_05(ok: bool, message: str) -> bool:
+    """Print one line of feedback for the learner and return `ok`."""
+    print(("✓ Correct: " if ok else "✗ Not yet: ") + message)
+    return ok
+
+
+def _call_05(fn: _Callable_05, *args: object) -> tuple[object, _Optional_05[str]]:
+    """Call the learner's function; return (result, None) or (None, a one-line description of the error)."""
+    if not callable(fn):
+        return None, f"expected a function, got {type(fn).__name__}"
+    try:
+        return fn(*args), None
+    except NotImplementedError:
+        return None, "it is not written yet (it raises NotImplementedError): replace the TODO with your code"
+    except Exception as exc:  # a learner's bug becomes one line of feedback, never a traceback
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return None, f"it raised {type(exc).__name__}: {text}"
+
+
+def _tensor_problem_05(got: object, expected: _torch_05.Tensor, atol: float) -> _Optional_05[str]:
+    """Describe how `got` differs from `expected` (type, shape, largest error and where), or None."""
+    if got is None:
+        return f"it returned None; expected a tensor of shape {tuple(expected.shape)} (did you forget `return`?)"
+    if not isinstance(got, _torch_05.Tensor):
+        return f"expected a torch.Tensor of shape {tuple(expected.shape)}, got {type(got).__name__}"
+    if tuple(got.shape) != tuple(expected.shape):
+        return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
+    g = got.detach().to(_torch_05.float64)
+    if not bool(_torch_05.isfinite(g).all()):
+        return "the result contains NaN or inf"
+    err = (g - expected.detach().to(_torch_05.float64)).abs()
+    if float(err.max()) > atol:
+        where = tuple(int(i) for i in _torch_05.nonzero(err == err.max())[0].tolist())
+        return (f"largest difference {float(err.max()):.4g} at index {where}: expected "
+                f"{float(expected.double()[where]):.4f}, got {float(g[where]):.4f}")
+    return None
+
+
+def check_param_count(fn: _Callable_05[[int, int], int]) -> bool:
+    """Check a learner's `param_count(d_model, num_heads)` against `MultiHeadAttention`'s real count.
+
+    Args:
+        fn: takes d_model and num_heads, returns the number of parameters (weights and biases).
+
+    Returns:
+        True when it is right for every case, else False (after printing what is wrong).
+    """
+    for d_model, heads in ((8, 1), (8, 2), (12, 3), (32, 8), (64, 4)):
+        expected = sum(p.numel() for p in _MHA_05(d_model, heads).parameters())
+        got, error = _call_05(fn, d_model, heads)
+        if error:
+            return _say_05(False, f"param_count({d_model}, {heads}): {error}")
+        if isinstance(got, _torch_05.Tensor) and got.numel() == 1:
+            got = got.item()
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
+            hint = ""
+            if got == 4 * d_model * d_model:
+                hint = " You counted the four weight matrices; each nn.Linear also has a bias of d_model numbers."
+            elif isinstance(got, (int, float)) and heads > 1 and got in (4 * (d_model * d_model // heads + d_model),
+                                                                         4 * heads * (d_model * d_model + d_model)):
+                hint = " The count must not change with num_heads: the h heads share one d_model × d_model matrix per projection."
+            return _say_05(False, f"param_count({d_model}, {heads}) returned {got!r}, expected {expected}.{hint}")
+    return _say_05(True, "4·(d_model² + d_model) parameters, whatever num_heads is.")
+
+
+def check_head_contribution(fn: _Callable_05[..., _torch_05.Tensor]) -> bool:
+    """Check `head_contribution(head_i, W_o_weight, i)`: what head i adds to the output, head_i · W_O[rows of head i].
+
+    Args:
+        fn: takes head_i [B, N, d_k], W_o_weight [d_model, d_model] (nn.Linear layout [out, in]) and
+            the head index i; returns [B, N, d_model]. Summed over i, plus the bias, it is the output.
+
+    Returns:
+        True when it matches the reference for every head, else False (after printing what is wrong).
+    """
+    gen = _torch_05.Generator().manual_seed(5)
+    d_model, heads, batch, n = 12, 3, 2, 5
+    d_k = d_model // heads
+    mha = _MHA_05(d_model, heads)
+    with _torch_05.no_grad():
+        for p in mha.parameters():
+            p.copy_(_torch_05.randn(p.shape, generator=gen) / d_model**0.5)
+    x = _torch_05.randn(batch, n, d_model, generator=gen)  # [B, N, d_model]
+    with _torch_05.no_grad():
+        out, _ = mha(x, x, x)  # [B, N, d_model]
+        Q, K, V = (mha.split_heads(lin(x)) for lin in (mha.W_q, mha.W_k, mha.W_v))  # [B, h, N, d_k]
+        per_head = _torch_05.softmax(Q @ K.transpose(-2, -1) / d_k**0.5, dim=-1) @ V  # [B, h, N, d_k]
+    W = mha.W_o.weight.detach().clone()  # [d_model out, d_model in]
+    total = mha.W_o.bias.detach().clone().expand(batch, n, d_model)  # [B, N, d_model]
+    for i in range(heads):
+        head_i = per_head[:, i].clone()  # [B, N, d_k]
+        expected = head_i @ W[:, i * d_k:(i + 1) * d_k].T  # [B, N, d_model]
+        got, error = _call_05(fn, head_i, W.clone(), i)
+        if error:
+            hint = (f" (head_i is [B, N, d_k={d_k}]: multiply it by the d_k rows of W^O that belong to head {i})"
+                    if "shape" in error else "")
+            return _say_05(False, f"for head {i} (d_k = {d_k}, d_model = {d_model}): {error}{hint}")
+        problem = _tensor_problem_05(got, expected, atol=1e-5)
+        if problem and isinstance(got, _torch_05.Tensor) and got.shape == expected.shape:
+            g = got.detach()
+            if _torch_05.allclose(g, head_i @ W[i * d_k:(i + 1) * d_k, :], atol=1e-5):
+                problem = ("you took ROWS of W_o.weight; nn.Linear stores [out, in], so the rows of W^O are the "
+                           "COLUMNS of W_o.weight: use W_o_weight[:, i*d_k:(i+1)*d_k].T")
+            elif _torch_05.allclose(g, expected + mha.W_o.bias.detach(), atol=1e-5):
+                problem = "you added the bias: it belongs to the sum over heads once, not to every head"
+            elif i > 0 and _torch_05.allclose(g, head_i @ W[:, :d_k].T, atol=1e-5):
+                problem = f"you used the block of head 0; head {i} owns rows {i * d_k}…{(i + 1) * d_k - 1} of W^O"
+        if problem and isinstance(got, _torch_05.Tensor) and got.shape != expected.shape:
+            problem += f" (head_i is [B, N, d_k={d_k}]; it meets only the d_k rows of W^O that belong to head {i})"
+        if problem:
+            return _say_05(False, f"head {i}: {problem}")
+        total = total + got.detach()
+    if not _torch_05.allclose(total, out, atol=1e-5):
+        return _say_05(False, "each head looked right but their sum plus the bias differs from the module's output")
+    return _say_05(True, "Σ_i head_i · W_O[rows of head i] + bias equals the module's output: heads are added, not placed side by side.")
+
+
+def check_relation_mass(fn: _Callable_05[[_torch_05.Tensor, _torch_05.Tensor], _torch_05.Tensor]) -> bool:
+    """Check `relation_mass(weights, targets)`: mean weight each head puts on one target key per query.
+
+    Args:
+        fn: takes weights [B, heads, N_q, N_k] and targets [B, N_q] (int64), returns [heads].
+
+    Returns:
+        True when it matches the reference on two cases, else False (after printing what is wrong).
+    """
+    gen = _torch_05.Generator().manual_seed(7)
+    for batch, heads, n_q, n_k in ((3, 2, 4, 6), (2, 4, 5, 5)):
+        weights = _torch_05.softmax(3 * _torch_05.randn(batch, heads, n_q, n_k, generator=gen), dim=-1)
+        targets = _torch_05.randint(0, n_k, (batch, n_q), generator=gen)  # [B, N_q]
+        expected = _relation_mass_05(weights, targets)  # [heads]
+        got, error = _call_05(fn, weights.clone(), targets.clone())
+        if error:
+            return _say_05(False, f"with weights {tuple(weights.shape)} and targets {tuple(targets.shape)}: {error}")
+        problem = _tensor_problem_05(got, expected, atol=1e-5)
+        if problem and isinstance(got, _torch_05.Tensor) and got.shape == expected.shape:
+            if _torch_05.allclose(got.detach(), expected * n_q * batch, atol=1e-4):
+                problem = "you summed over batch and queries; take the mean so that 1 means 'always on the target'"
+        elif problem and isinstance(got, _torch_05.Tensor) and got.numel() == 1:
+            problem += " (one number for all heads: average over batch and queries only, keep the heads axis)"
+        if problem:
+            return _say_05(False, f"with weights {tuple(weights.shape)} and targets {tuple(targets.shape)}: {problem}")
+    return _say_05(True, "weights[b, h, i, targets[b, i]] averaged over b and i, one number per head.")
 
 # ---- 06 ----
 # Checkers for notebook 06. Each runs the learner's code on seeded inputs next to a reference,

@@ -155,3 +155,69 @@ def qkv_projections(d_model: int, d_k: int, seed: int = 0) -> dict[str, torch.Te
 
 
 # ---- 05: synthetic multi-relation task ----
+# "Pairs": a sequence of 2·S tokens in which each of S symbols occurs exactly twice, each occurrence
+# with a random colour. The label of position i needs TWO relations at once:
+#   prev(i)    = i - 1 (cyclic)                               -> a fixed-offset, positional relation
+#   partner(i) = the other position holding the same symbol   -> a content-based relation
+#   label(i)   = colour[prev(i)] · C + colour[partner(i)]
+# The two occurrences of a symbol are never neighbours (cyclically), so prev(i) != partner(i).
+
+PAIRS_SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def two_relation_task(
+    num_examples: int,
+    *,
+    num_symbols: int = 8,
+    num_colors: int = 8,
+    seed: int = 0,
+) -> dict[str, torch.Tensor]:
+    """Seeded batch of the "pairs" task: label(i) = (colour of token i-1, colour of i's partner).
+
+    Args:
+        num_examples: number of sequences B, ≥ 1.
+        num_symbols: S, 2..26; each sequence has N = 2·S tokens. num_colors: C, 1..10.
+        seed: the random seed (the same seed always gives the same batch).
+
+    Returns:
+        {"tokens" [B, N] (symbol·C + colour), "labels" [B, N] (colour[prev]·C + colour[partner]),
+         "symbols" [B, N], "colors" [B, N], "prev" [B, N], "partner" [B, N]}: all int64.
+    """
+    for name, value, lo, hi in (("num_examples", num_examples, 1, None), ("num_symbols", num_symbols, 2, 26),
+                                ("num_colors", num_colors, 1, 10)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
+            raise ValueError(f"{name} must be an integer in [{lo}, {hi or '∞'}], got {value!r}")
+    n = 2 * num_symbols
+    # Two generators and fixed-size chunks: the first k sequences are the same whatever B is.
+    gen = torch.Generator().manual_seed(int(seed))
+    kept, have = [], 0
+    while have < num_examples:  # rejection sampling: about 1 in 3 random orders has no adjacent twins
+        order = torch.argsort(torch.rand(1024, n, generator=gen), dim=1)  # [1024, N] slot at each position
+        sym = order // 2  # [1024, N] slots 2s and 2s+1 hold symbol s: each symbol twice
+        ok = ~(sym == sym.roll(1, dims=1)).any(dim=1)  # [1024] no symbol next to its twin (cyclic)
+        kept.append(order[ok])
+        have += int(ok.sum())
+    order = torch.cat(kept)[:num_examples]  # [B, N]
+    symbols = order // 2  # [B, N]
+    colour_gen = torch.Generator().manual_seed(int(seed) + 7919)
+    colors = torch.randint(0, num_colors, (num_examples, n), generator=colour_gen)  # [B, N]
+    prev = ((torch.arange(n) - 1) % n).expand(num_examples, n).clone()  # [B, N] i - 1, cyclic
+    where = torch.empty_like(order).scatter_(1, order, torch.arange(n).expand_as(order))  # [B, N] position of each slot
+    partner = where.gather(1, order ^ 1)  # [B, N] position of the twin slot (2s <-> 2s+1)
+    labels = colors.gather(1, prev) * num_colors + colors.gather(1, partner)  # [B, N]
+    return {"tokens": symbols * num_colors + colors, "labels": labels, "symbols": symbols,
+            "colors": colors, "prev": prev, "partner": partner}
+
+
+def two_relation_names(tokens: torch.Tensor, num_colors: int = 8) -> list[str]:
+    """Readable labels "A3", "F0", … for one sequence of the pairs task (symbol letter, colour digit).
+
+    Args:
+        tokens: [N] token ids (symbol·num_colors + colour). num_colors: C used to build them.
+
+    Returns:
+        N strings.
+    """
+    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 1:
+        raise ValueError(f"tokens must be a 1-D tensor of token ids [N], got {getattr(tokens, 'shape', type(tokens))}")
+    return [f"{PAIRS_SYMBOLS[t // num_colors]}{t % num_colors}" for t in tokens.tolist()]
