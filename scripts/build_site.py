@@ -259,7 +259,8 @@ class StaticOutputsPreprocessor(Preprocessor):
         title = title.get("text", "") if isinstance(title, dict) else str(title or "")
         label = re.sub(r"<[^>]+>", " ", title).strip() or "Figure"
         body = pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id, validate=False,
-                           config={"displaylogo": False, "responsive": True})
+                           config={"displaylogo": False, "responsive": True,
+                                   "modeBarButtonsToRemove": ["sendChartToCloud"]})  # it would go online
         return f'<figure class="al-figure" role="group" aria-label="{html.escape(label)}">{body}</figure>'
 
 
