@@ -1014,3 +1014,163 @@ def check_multi_head_attention(module: _Union_06[_nn_06.Module, type]) -> bool:
 
 
 # ---- 07 ----
+# Checkers for notebook 07 (summary and beyond). Each prints "✓ Correct: …" and returns True, or
+# prints what is wrong (which case, expected vs received, by how much) and returns False.
+from typing import Any as _Any_07, Callable as _Callable_07, Optional as _Optional_07
+
+import torch as _torch_07
+
+
+def _say_07(ok: bool, message: str) -> bool:
+    """Print one line of feedback for the learner and return `ok`."""
+    print(("✓ Correct: " if ok else "✗ Not yet: ") + message)
+    return ok
+
+
+def _call_07(fn: _Callable_07, *args: object) -> tuple[object, _Optional_07[str]]:
+    """Call the learner's function; return (result, None) or (None, a one-line description of the error)."""
+    if not callable(fn):
+        return None, f"expected a function, got {type(fn).__name__}"
+    try:
+        return fn(*args), None
+    except NotImplementedError:
+        return None, "it is not written yet (it raises NotImplementedError): replace the TODO with your code"
+    except Exception as exc:  # a learner's bug becomes one line of feedback, never a traceback
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return None, f"it raised {type(exc).__name__}: {text}"
+
+
+def _tensor_problem_07(got: object, expected: _torch_07.Tensor, atol: float) -> _Optional_07[str]:
+    """Describe how `got` differs from `expected` (type, shape, NaN, largest error and where), or None."""
+    if got is None:
+        return f"it returned None; expected a tensor of shape {tuple(expected.shape)} (did you forget `return`?)"
+    if not isinstance(got, _torch_07.Tensor):
+        return f"expected a torch.Tensor of shape {tuple(expected.shape)}, got {type(got).__name__}"
+    if tuple(got.shape) != tuple(expected.shape):
+        return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
+    g = got.detach().to(_torch_07.float64)
+    if not bool(_torch_07.isfinite(g).all()):
+        return "the result contains NaN or inf (an exp of a large score overflowed?)"
+    err = (g - expected.detach().to(_torch_07.float64)).abs()
+    if float(err.max()) > atol:
+        where = tuple(int(i) for i in _torch_07.nonzero(err == err.max())[0].tolist())
+        return (f"largest difference {float(err.max()):.4g} at index {where}: expected "
+                f"{float(expected.double()[where]):.4f}, got {float(g[where]):.4f}")
+    return None
+
+
+def check_softmax_by_chunks(fn: _Callable_07[[_torch_07.Tensor, int], _torch_07.Tensor]) -> bool:
+    """Check a learner's `softmax_by_chunks(scores, chunk)`: the softmax of a 1-D row read chunk by chunk.
+
+    Args:
+        fn: takes scores [N] (float64) and a chunk size ≥ 1, returns the softmax [N].
+
+    Returns:
+        True when it equals torch.softmax on every case (large scores, chunks that do not divide N,
+        chunk 1, one chunk), else False after printing which case fails and how.
+    """
+    gen = _torch_07.Generator().manual_seed(7)
+    row = _torch_07.randn(10, generator=gen, dtype=_torch_07.float64)
+    rising = _torch_07.arange(12, dtype=_torch_07.float64)  # every chunk raises the maximum
+    cases = [
+        ("10 scores, chunks of 4 (the last chunk has 2)", row, 4),
+        ("10 scores, chunks of 1", row, 1),
+        ("10 scores, one chunk of 16", row, 16),
+        ("12 rising scores 0..11, chunks of 5", rising, 5),
+        ("large scores (around 1000), chunks of 3", 1000.0 + 5 * row, 3),
+    ]
+    for label, scores, chunk in cases:
+        expected = _torch_07.softmax(scores, dim=0)  # [N]
+        got, error = _call_07(fn, scores.clone(), chunk)
+        if error:
+            return _say_07(False, f"on {label}, {error}")
+        problem = _tensor_problem_07(got, expected, atol=1e-9)
+        if problem and isinstance(got, _torch_07.Tensor) and got.shape == expected.shape:
+            g = got.detach().double()
+            if abs(float(g.sum()) - 1.0) > 1e-6 and bool(_torch_07.isfinite(g).all()):
+                problem += (f"; your weights sum to {float(g.sum()):.4f}, not 1: when a chunk raises the maximum "
+                            "m, the running sum l must be rescaled by exp(m_old − m_new) before adding")
+        if problem:
+            return _say_07(False, f"on {label}: {problem}")
+    return _say_07(True, "one pass keeps only (m, l); rescaling l by exp(m_old − m_new) when the maximum grows "
+                         "makes the chunked softmax exact, even for scores near 1000.")
+
+
+def check_window_pairs(fn: _Callable_07[[int, int], int]) -> bool:
+    """Check a learner's `window_pairs(n, w)`: how many (query, key) pairs satisfy |i − j| ≤ w.
+
+    Args:
+        fn: takes the sequence length n ≥ 1 and the window w ≥ 0, returns an int.
+
+    Returns:
+        True when it equals the count of True cells of `window_mask(n, w)` for every case, else False.
+    """
+    from .masks import window_mask
+
+    cases = [(8, 0), (8, 1), (8, 3), (5, 4), (5, 10), (1, 0), (64, 7), (4096, 128)]
+    for n, w in cases:
+        expected = int(window_mask(n, w).sum()) if n <= 512 else n * (2 * w + 1) - w * (w + 1)
+        got, error = _call_07(fn, n, w)
+        if error:
+            return _say_07(False, f"window_pairs({n}, {w}): {error}")
+        if isinstance(got, _torch_07.Tensor) and got.numel() == 1:
+            got = got.item()
+        if isinstance(got, float) and got.is_integer():
+            got = int(got)
+        if isinstance(got, bool) or not isinstance(got, int):
+            return _say_07(False, f"window_pairs({n}, {w}) returned {got!r} ({type(got).__name__}); expected the integer {expected}")
+        if got != expected:
+            hint = ""
+            if got == n * (2 * w + 1):
+                hint = (" You counted 2w + 1 keys for every query, but near the two ends of the sequence "
+                        "part of the window falls outside it.")
+            elif got == n * n:
+                hint = " That is every pair: the window must keep only keys with |i − j| ≤ w."
+            elif w >= n and got != n * n:
+                hint = " When the window is wider than the sequence, every pair is inside it."
+            return _say_07(False, f"window_pairs({n}, {w}) returned {got}, expected {expected}.{hint}")
+    return _say_07(True, "n(2w + 1) − w(w + 1) pairs for w < n: linear in n for a fixed window, against n² "
+                         "for full attention.")
+
+
+def _causal_linear_reference_07(q: _torch_07.Tensor, k: _torch_07.Tensor, v: _torch_07.Tensor, eps: float) -> _torch_07.Tensor:
+    """Causal linear attention written with the N×N matrix: row i uses keys 0..i only."""
+    phi_q = _torch_07.nn.functional.elu(q) + 1  # [N, d_k]
+    phi_k = _torch_07.nn.functional.elu(k) + 1  # [N, d_k]
+    sim = (phi_q @ phi_k.T).tril()  # [N, N] zero above the diagonal
+    return (sim @ v) / (sim.sum(dim=-1, keepdim=True) + eps)  # [N, d_v]
+
+
+def check_causal_linear_attention(fn: _Callable_07[..., _torch_07.Tensor]) -> bool:
+    """Check a learner's `causal_linear_attention(Q, K, V, eps)`: row i = φ(q_i)·S_i / (φ(q_i)·z_i + eps).
+
+    S_i = Σ_{j≤i} φ(k_j) v_jᵀ and z_i = Σ_{j≤i} φ(k_j) are prefix sums, φ = elu + 1.
+
+    Args:
+        fn: takes Q [N, d_k], K [N, d_k], V [N, d_v] (float64) and eps, returns [N, d_v].
+
+    Returns:
+        True when it matches the N×N reference on two cases, else False after printing what is wrong.
+    """
+    from .efficient import linear_attention
+
+    gen = _torch_07.Generator().manual_seed(70)
+    for n, d_k, d_v in ((6, 4, 3), (17, 8, 5)):
+        q, k, v = (_torch_07.randn(n, d, generator=gen, dtype=_torch_07.float64) for d in (d_k, d_k, d_v))
+        eps = 1e-6
+        expected = _causal_linear_reference_07(q, k, v, eps)  # [N, d_v]
+        got, error = _call_07(fn, q.clone(), k.clone(), v.clone(), eps)
+        if error:
+            return _say_07(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}, {error}")
+        problem = _tensor_problem_07(got, expected, atol=1e-9)
+        if problem and isinstance(got, _torch_07.Tensor) and got.shape == expected.shape:
+            g = got.detach().double()
+            if _torch_07.allclose(g, linear_attention(q, k, v, eps=eps)[0], atol=1e-9):
+                problem = ("this is the non-causal version: every row used all keys. Row i may use keys 0..i "
+                           "only: take running (prefix) sums with torch.cumsum along the sequence")
+            elif _torch_07.allclose(g[0], expected[0], atol=1e-9) and not _torch_07.allclose(g[-1], expected[-1], atol=1e-9):
+                problem += "; the first row is right but later rows are not: check the denominator uses the same prefix"
+        if problem:
+            return _say_07(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}: {problem}")
+    return _say_07(True, "prefix sums S_i and z_i give causal linear attention in O(N) steps; it is what lets "
+                         "linear attention run as a recurrent network, one token at a time.")

@@ -1,0 +1,88 @@
+"""Checkers of notebook 07: right answers pass, typical wrong answers get a one-line hint, never a traceback."""
+import torch
+import torch.nn.functional as F
+
+from attnlib import checks
+
+
+def softmax_by_chunks(scores, chunk):
+    m, l = float("-inf"), 0.0
+    for start in range(0, len(scores), chunk):
+        block = scores[start : start + chunk]
+        m_new = max(m, float(block.max()))
+        l = l * torch.exp(torch.tensor(m - m_new, dtype=scores.dtype)) + torch.exp(block - m_new).sum()
+        m = m_new
+    return torch.exp(scores - m) / l
+
+
+def no_rescale(scores, chunk):
+    m, l = float("-inf"), 0.0
+    for start in range(0, len(scores), chunk):
+        block = scores[start : start + chunk]
+        m = max(m, float(block.max()))
+        l = l + torch.exp(block - m).sum()  # forgot exp(m_old - m_new)
+    return torch.exp(scores - m) / l
+
+
+def no_max(scores, chunk):
+    return torch.exp(scores) / torch.exp(scores).sum()
+
+
+def test_softmax_by_chunks(capsys):
+    assert checks.check_softmax_by_chunks(softmax_by_chunks) is True
+    assert "✓ Correct" in capsys.readouterr().out
+    assert checks.check_softmax_by_chunks(no_rescale) is False
+    assert "rescaled by exp(m_old − m_new)" in capsys.readouterr().out
+    assert checks.check_softmax_by_chunks(no_max) is False
+    assert "NaN or inf" in capsys.readouterr().out
+
+
+def test_softmax_by_chunks_unwritten_and_wrong_types(capsys):
+    def todo(scores, chunk):
+        raise NotImplementedError
+
+    assert checks.check_softmax_by_chunks(todo) is False
+    assert "not written yet" in capsys.readouterr().out
+    assert checks.check_softmax_by_chunks(lambda s, c: None) is False
+    assert "returned None" in capsys.readouterr().out
+    assert checks.check_softmax_by_chunks(lambda s, c: s[:3]) is False
+    assert "expected shape (10,)" in capsys.readouterr().out
+    assert checks.check_softmax_by_chunks(42) is False
+    assert "expected a function" in capsys.readouterr().out
+
+
+def test_window_pairs(capsys):
+    def right(n, w):
+        w = min(w, n - 1)
+        return n * (2 * w + 1) - w * (w + 1)
+
+    assert checks.check_window_pairs(right) is True
+    assert "✓ Correct" in capsys.readouterr().out
+    assert checks.check_window_pairs(lambda n, w: n * (2 * w + 1)) is False
+    assert "near the two ends" in capsys.readouterr().out
+    assert checks.check_window_pairs(lambda n, w: n * n) is False
+    assert "every pair" in capsys.readouterr().out
+    assert checks.check_window_pairs(lambda n, w: "many") is False
+    assert "expected the integer" in capsys.readouterr().out
+    assert checks.check_window_pairs(lambda n, w: torch.tensor(right(n, w))) is True  # a 0-d tensor is fine
+
+
+def test_causal_linear_attention(capsys):
+    def right(Q, K, V, eps):
+        phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+        S = torch.cumsum(phi_k.unsqueeze(-1) * V.unsqueeze(-2), dim=0)  # [N, d_k, d_v]
+        z = torch.cumsum(phi_k, dim=0)  # [N, d_k]
+        num = torch.einsum("nd,nde->ne", phi_q, S)
+        den = (phi_q * z).sum(-1, keepdim=True) + eps
+        return num / den
+
+    def non_causal(Q, K, V, eps):
+        phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+        return (phi_q @ (phi_k.T @ V)) / (phi_q @ phi_k.sum(0, keepdim=True).T + eps)
+
+    assert checks.check_causal_linear_attention(right) is True
+    assert "✓ Correct" in capsys.readouterr().out
+    assert checks.check_causal_linear_attention(non_causal) is False
+    assert "non-causal" in capsys.readouterr().out
+    assert checks.check_causal_linear_attention(lambda Q, K, V, eps: 1 / 0) is False
+    assert "ZeroDivisionError" in capsys.readouterr().out
