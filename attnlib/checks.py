@@ -224,8 +224,8 @@ def check_symmetric_pair(W_q: Any, W_k: Any) -> bool:
     if skew > 1e-6:
         return _say_0102(False, f"M = W_q W_kᵀ is not symmetric (‖M − Mᵀ‖ / ‖M‖ = {skew:.3g}), so the scores of a "
                                f"test sentence are not either (‖S − Sᵀ‖ / ‖S‖ = {s_skew:.3g}). Hint: try W_k = W_q @ A.")
-    return _say_0102(True, f"W_k ≠ W_q, yet M = W_q W_kᵀ is symmetric, so S = X M Xᵀ is symmetric for every X "
-                           f"(test sentence: ‖S − Sᵀ‖ / ‖S‖ = {s_skew:.1e}).")
+    return _say_0102(True, "W_k ≠ W_q, yet M = W_q W_kᵀ is symmetric, so S = X M Xᵀ is symmetric for every X "
+                           "(test sentence: ‖S − Sᵀ‖ / ‖S‖ < 1e-6).")
 
 
 def check_invisible_direction(x: Any, W_q: torch.Tensor) -> bool:
@@ -255,7 +255,7 @@ def check_invisible_direction(x: Any, W_q: torch.Tensor) -> bool:
         return _say_0102(False, f"x @ W_q = {[round(v, 4) for v in q.tolist()]} is not zero (relative size {rel:.3g}). "
                                "Hint: you need x orthogonal to every column of W_q; the last rows of Uᵀ from "
                                "torch.linalg.svd(W_q) are.")
-    return _say_0102(True, f"x @ W_q = 0 (relative size {rel:.1e}): the queries cannot tell X from X + x. "
+    return _say_0102(True, "x @ W_q = 0 (relative size < 1e-5): the queries cannot tell X from X + x. "
                            f"These invisible directions form a {d_model - int(torch.linalg.matrix_rank(wd))}-dim subspace.")
 
 

@@ -857,3 +857,94 @@ def complexity_figure(
     fig.update_yaxes(type="log", title_text="time (ms, log scale)", row=1, col=1)
     fig.update_yaxes(type="log", title_text="peak memory (MB, log scale)", row=1, col=2)
     return fig
+
+
+# ---------------------------------------------------------------- query space and key space (notebook 02)
+
+
+def _qk_plane(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """2-D coordinates of queries and keys drawn together, and the share of squared length they keep.
+
+    For d_k ≤ 2 the coordinates are the vectors themselves (exact); for larger d_k they are the
+    projections onto the plane through the origin that keeps most of the stacked points'
+    squared length (uncentred SVD, signs fixed so the picture is reproducible).
+    """
+    both = np.concatenate([q, k])  # [N_q + N_k, d_k]
+    if both.shape[1] <= 2:
+        xy = np.pad(both, ((0, 0), (0, 2 - both.shape[1])))  # [N_q + N_k, 2]
+        shown = 1.0
+    else:
+        _, s, vh = np.linalg.svd(both, full_matrices=False)
+        top = vh[:2]  # [2, d_k]
+        top = top * np.sign(top[np.arange(2), np.abs(top).argmax(axis=1)])[:, None]  # largest entry positive
+        xy = both @ top.T  # [N_q + N_k, 2]
+        total = float((s**2).sum())
+        shown = float((s[:2] ** 2).sum() / total) if total > 0 else 1.0
+    xy = _round(xy)
+    return xy[: len(q)], xy[len(q):], shown
+
+
+def update_qk_space(fig: go.Figure, q: ArrayLike, k: ArrayLike, tokens: Optional[Sequence[Any]] = None) -> None:
+    """Rewrite a figure from `qk_space_figure` in place for new queries and keys.
+
+    Args:
+        fig: a figure made by `qk_space_figure`, or its FigureWidget.
+        q: [N, d_k] queries. k: [N, d_k] keys (same N and d_k). tokens: N labels, None keeps the old ones.
+
+    Returns:
+        None; the title reports d_k and whether the picture is exact.
+    """
+    meta = fig.layout.meta or {}
+    if not isinstance(meta, dict) or meta.get("kind") != "qk_space":
+        raise ValueError("fig must be a figure made by qk_space_figure")
+    qa, ka = _to_numpy("q", q, 2), _to_numpy("k", k, 2)
+    if qa.shape != ka.shape or qa.shape[0] < 1 or qa.shape[1] < 1:
+        raise ValueError(f"q and k must both be [N, d_k] with the same shape, got q {qa.shape} and k {ka.shape}")
+    n, d_k = qa.shape
+    labels = _tokens("tokens", tokens, n) if tokens is not None else list(fig.data[0].text or [])
+    if len(labels) != n:
+        raise ValueError(f"tokens must have one label per row: expected {n}, got {len(labels)}")
+    q2, k2, shown = _qk_plane(qa, ka)
+    fig.data[0].update(x=q2[:, 0], y=q2[:, 1], text=labels)
+    fig.data[1].update(x=k2[:, 0], y=k2[:, 1], text=labels)
+    how = "exact" if d_k <= 2 else f"best plane, {shown:.0%} shown"
+    fig.layout.title.text = f"{meta.get('title', '')} (d_k = {d_k}, {how})"
+    fig.layout.meta = dict(meta, shown=round(shown, DECIMALS), d_k=d_k)
+
+
+def qk_space_figure(
+    q: ArrayLike,
+    k: ArrayLike,
+    tokens: Sequence[Any],
+    *,
+    title: str = "Q and K space",
+    width: int = 460,
+) -> go.Figure:
+    """Each token's query (circle) and key (diamond) in one 2-D picture.
+
+    Args:
+        q: [N, d_k] queries. k: [N, d_k] keys of the same N tokens. tokens: N labels.
+        title: start of the title (d_k and exactness are appended). width: pixels.
+
+    Returns:
+        go.Figure: trace 0 the queries, trace 1 the keys. For d_k ≤ 2 the coordinates are exact
+        (dot products in the picture are the scores); for larger d_k they are the best plane
+        through the origin, and layout.meta["shown"] is the share of squared length it keeps.
+    """
+    if isinstance(width, bool) or not isinstance(width, int) or width < 200:
+        raise ValueError(f"width must be an integer number of pixels ≥ 200, got {width!r}")
+    fig = go.Figure([
+        go.Scatter(x=[0], y=[0], mode="markers+text", name="query q_i", textposition="top center",
+                   marker=dict(symbol="circle", size=9, color=OKABE_ITO[4]), textfont=dict(size=10),
+                   hovertemplate="query of <b>%{text}</b> (%{x:.3f}, %{y:.3f})<extra></extra>"),
+        go.Scatter(x=[0], y=[0], mode="markers+text", name="key k_j", textposition="bottom center",
+                   marker=dict(symbol="diamond", size=9, color=OKABE_ITO[5]), textfont=dict(size=10),
+                   hovertemplate="key of <b>%{text}</b> (%{x:.3f}, %{y:.3f})<extra></extra>"),
+    ])
+    fig.update_layout(**_layout_base(title, width=width, height=460, margin=dict(l=60, r=20, t=60, b=90)),
+                      xaxis=dict(title="coordinate 1", zeroline=True),
+                      yaxis=dict(title="coordinate 2", zeroline=True, scaleanchor="x", scaleratio=1),
+                      legend=dict(orientation="h", x=0, y=-0.16, xanchor="left", yanchor="top"),
+                      meta=dict(kind="qk_space", title=str(title)))
+    update_qk_space(fig, q, k, tokens)
+    return fig

@@ -1,6 +1,7 @@
 """Tests for notebook 01/02 helpers: attnlib.data (animal/street sentence, Q/K/V toy inputs) and attnlib.checks."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -172,3 +173,41 @@ def test_core_attention_matches_two_step_reference():
     _, w = al.scaled_dot_product_attention(x @ p2["W_q"], x @ p2["W_k"], x @ p2["W_v"], scale=3.0)
     ref = torch.softmax(3.0 * (x @ p2["W_q"]) @ (x @ p2["W_k"]).T, dim=-1)
     assert torch.allclose(w, ref, atol=1e-6)
+
+
+# ---- viz: query space and key space (added for notebook 02) ----
+
+def test_qk_space_figure_exact_for_two_dims():
+    tokens, x = data.qkv_sentence(8, seed=0)
+    w = data.qkv_projections(8, 2, seed=0)
+    q, k = x @ w["W_q"], x @ w["W_k"]  # [N, 2]
+    fig = al.viz.qk_space_figure(q, k, tokens)
+    qxy = torch.tensor(np.array([fig.data[0].x, fig.data[0].y])).T.double()  # [N, 2]
+    kxy = torch.tensor(np.array([fig.data[1].x, fig.data[1].y])).T.double()
+    assert torch.allclose(qxy @ kxy.T, (q @ k.T).double(), atol=1e-3)  # the picture's dot products are the scores
+    assert "exact" in fig.layout.title.text and list(fig.data[0].text) == tokens
+    assert fig.layout.meta["shown"] == 1.0
+
+
+def test_qk_space_figure_plane_and_update():
+    tokens, x = data.qkv_sentence(8, seed=0)
+    w = data.qkv_projections(8, 6, seed=0)
+    fig = al.viz.qk_space_figure(x @ w["W_q"], x @ w["W_k"], tokens, title="spaces")
+    assert fig.layout.title.text.startswith("spaces (d_k = 6, best plane")
+    assert 0 < fig.layout.meta["shown"] < 1
+    w1 = data.qkv_projections(8, 1, seed=0)
+    al.viz.update_qk_space(fig, x @ w1["W_q"], x @ w1["W_k"])  # tokens kept
+    assert "d_k = 1, exact" in fig.layout.title.text and set(fig.data[0].y) == {0.0}
+    assert list(fig.data[1].text) == tokens
+
+
+def test_qk_space_figure_rejects_bad_input():
+    q = torch.randn(4, 3)
+    with pytest.raises(ValueError, match="same shape"):
+        al.viz.qk_space_figure(q, torch.randn(4, 2), list("abcd"))
+    with pytest.raises(ValueError, match="one label per position"):
+        al.viz.qk_space_figure(q, q, list("abc"))
+    with pytest.raises(ValueError, match="width"):
+        al.viz.qk_space_figure(q, q, list("abcd"), width=50)
+    with pytest.raises(ValueError, match="qk_space_figure"):
+        al.viz.update_qk_space(al.viz.heatmap_figure(torch.eye(2), ["a", "b"], ["a", "b"]), q, q)
