@@ -35,9 +35,10 @@ test: $(STAMP)
 site: $(STAMP)
 	$(BIN)/python scripts/build_site.py --site build/site --slides build/slides
 
-# reveal.js decks for the classroom; with Chromium present, every slide is measured at 1280x720.
+# reveal.js decks for the classroom. Where /usr/bin/chromium exists, every slide is measured at 1280x720 and
+# a slide that runs over continues on a new one.
 slides: $(STAMP)
-	$(BIN)/python scripts/build_site.py --slides build/slides $(if $(wildcard /usr/bin/chromium),--check)
+	$(BIN)/python scripts/build_site.py --slides build/slides
 
 bench: $(STAMP)
 	$(BIN)/python -m attnlib.bench latency

@@ -378,6 +378,93 @@ def local_references(page: Path) -> list[Path]:
     return [(page.parent / u.split("?")[0].split("#")[0]).resolve() for u in parser.fetched if not REMOTE.match(u)]
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+
+# Measure slide i (hidden fragments take their place in the layout, so all of them count). For a slide taller than the screen, `breaks` lists the
+# cells (their ids) that should each start a new slide: every cell that would cross the bottom edge of the
+# slide it lands on, and the cell after any single cell that is taller than the screen by itself.
+MEASURE_SLIDE_JS = r"""([i, show]) => {
+  const s = Reveal.getSlides()[i];
+  const ix = Reveal.getIndices(s);
+  if (show) {  // for a screenshot; measuring needs no navigation (viewDistance keeps every slide laid out)
+    Reveal.slide(ix.h, ix.v, 999);
+    s.querySelectorAll('.js-plotly-plot').forEach(d => Plotly.Plots.resize(d));
+  }
+  const titled = s.querySelector('h1, h2, h3, h4');
+  const heading = (s.dataset.alContinued || (titled ? titled.textContent : '') || s.textContent)
+    .replace('\u00b6', '').replace(/In\s*\[\d*\]:/, '').trim().split('\n')[0].slice(0, 60);
+  const plots = [...s.querySelectorAll('.js-plotly-plot')];
+  const blank = plots.filter(d => { const r = d.getBoundingClientRect();
+    return r.width < 50 || r.height < 50 || !d.querySelector('.main-svg'); }).length;
+  const top = (el) => { let y = 0; while (el && el !== s) { y += el.offsetTop; el = el.offsetParent; } return y; };
+  const cells = [...s.querySelectorAll('.jp-Cell')].filter(c => c.id && c.closest('section') === s);
+  const breaks = [];
+  let origin = 0, limit = s.clientHeight, force = false;
+  for (let k = 0; k < cells.length; k++) {
+    const t = top(cells[k]), b = t + cells[k].offsetHeight;
+    if (k > 0 && (force || b - origin > limit)) {
+      breaks.push(cells[k].id);
+      origin = t;
+      limit = s.clientHeight - 40;  // a continuation slide starts with a one-line label
+    }
+    force = b - origin > limit;
+  }
+  return {index: ix.h + '/' + ix.v, heading, content: s.scrollHeight, box: s.clientHeight,
+          figures: plots.length, blank_figures: blank, breaks};
+}"""
+
+
+class DeckBrowser:
+    """Headless Chromium (Debian's) that opens decks from file:// at the projector size, with the network blocked."""
+
+    def __init__(self, width: int = 1280, height: int = 720) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self.width, self.height = width, height
+        self._pw = sync_playwright().start()
+        self.browser = self._pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                                args=["--disable-dev-shm-usage", "--no-sandbox"])
+
+    def close(self) -> None:
+        self.browser.close()
+        self._pw.stop()
+
+    def measure(self, deck: Path, shots: Optional[Path] = None) -> tuple[list[dict], dict]:
+        """Measure every slide of `deck` (see MEASURE_SLIDE_JS); return (rows, {"errors", "blocked"})."""
+        deck = Path(deck).resolve()
+        page = self.browser.new_page(viewport={"width": self.width, "height": self.height})
+        blocked: list[str] = []
+        errors: list[str] = []
+
+        def route(r):
+            if r.request.url.startswith(("file:", "data:", "blob:", "about:")):
+                r.continue_()
+            else:
+                blocked.append(r.request.url)
+                r.abort()
+
+        try:
+            page.route("**/*", route)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(deck.as_uri())
+            page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=30_000)
+            page.wait_for_function("!window.MathJax || !MathJax.Hub || MathJax.Hub.queue.pending === 0",
+                                   timeout=30_000)
+            page.wait_for_timeout(300)
+            rows = []
+            for i in range(page.evaluate("Reveal.getSlides().length")):
+                info = page.evaluate(MEASURE_SLIDE_JS, [i, shots is not None])
+                info.update(deck=deck.name, overflow=info["content"] > info["box"] + 2)
+                rows.append(info)
+                if shots is not None:
+                    page.wait_for_timeout(150)
+                    shots.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(shots / f"{deck.stem}_{i:02d}.png"))
+        finally:
+            page.close()
+        return rows, {"deck": deck.name, "errors": errors, "blocked": blocked}
+
+
 def check_decks(decks: Iterable[Path], *, width: int = 1280, height: int = 720,
                 shots: Optional[Path] = None) -> list[dict]:
     """Open each deck in headless Chromium at width x height, offline, and measure every slide.
@@ -388,65 +475,76 @@ def check_decks(decks: Iterable[Path], *, width: int = 1280, height: int = 720,
         width, height: the viewport (the projector).
         shots: if given, a PNG per slide is written there.
     Returns:
-        One row per slide: deck, index "h/v", heading, content height, overflow (bool), figures
-        (plotly plots drawn), blank_figures (plots with no drawn area), plus one row per deck with its page errors
-        (key "errors") and requests that tried to leave the machine (key "blocked").
+        One row per slide: deck, index "h/v", heading, content height, box height, overflow (bool), figures
+        (plotly plots), blank_figures (plots with no drawn area), breaks; plus one row per deck with its page
+        errors (key "errors") and requests that tried to leave the machine (key "blocked").
     """
-    from playwright.sync_api import sync_playwright
-
+    browser = DeckBrowser(width, height)
     rows: list[dict] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                    args=["--disable-dev-shm-usage", "--no-sandbox"])
+    try:
         for deck in decks:
-            deck = Path(deck).resolve()
-            page = browser.new_page(viewport={"width": width, "height": height})
-            blocked, errors = [], []
-
-            def route(r, blocked=blocked):
-                if r.request.url.startswith(("file:", "data:", "blob:", "about:")):
-                    r.continue_()
-                else:
-                    blocked.append(r.request.url)
-                    r.abort()
-
-            page.route("**/*", route)
-            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
-            page.goto(deck.as_uri())
-            page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=30_000)
-            page.wait_for_timeout(1500)  # MathJax typesetting
-            n = page.evaluate("Reveal.getSlides().length")
-            for i in range(n):
-                info = page.evaluate(
-                    """(i) => {
-                      const s = Reveal.getSlides()[i];
-                      const ix = Reveal.getIndices(s);
-                      Reveal.slide(ix.h, ix.v, 999);
-                      s.querySelectorAll('.js-plotly-plot').forEach(d => Plotly.Plots.resize(d));
-                      const heading = (s.querySelector('h1, h2, h3, h4') || s).textContent.replace('¶', '').trim().slice(0, 60);
-                      const plots = [...s.querySelectorAll('.js-plotly-plot')];
-                      const blank = plots.filter(d => { const r = d.getBoundingClientRect();
-                        return r.width < 50 || r.height < 50 || !d.querySelector('.main-svg'); }).length;
-                      return {index: ix.h + '/' + ix.v, heading, content: s.scrollHeight, box: s.clientHeight,
-                              figures: plots.length, blank_figures: blank};
-                    }""", i)
-                page.wait_for_timeout(150)
-                info.update(deck=deck.name, overflow=info["content"] > info["box"] + 2)
-                rows.append(info)
-                if shots is not None:
-                    shots.mkdir(parents=True, exist_ok=True)
-                    page.screenshot(path=str(shots / f"{deck.stem}_{i:02d}.png"))
-            rows.append({"deck": deck.name, "errors": errors, "blocked": blocked})
-            page.close()
+            slides, summary = browser.measure(deck, shots)
+            rows += slides + [summary]
+    finally:
         browser.close()
     return rows
+
+
+def _heading_before(nb: nbformat.NotebookNode, index: int) -> str:
+    """The last markdown heading at or before cell `index` (for a continuation slide's label)."""
+    for cell in reversed(nb.cells[: index + 1]):
+        if cell.cell_type == "markdown":
+            heads = [l.lstrip("#").strip() for l in cell.source.splitlines() if re.match(r"#{1,4} ", l)]
+            if heads:
+                return heads[-1]
+    return ""
+
+
+def fit_deck(nb: nbformat.NotebookNode, out_file: Path, course: dict, browser: DeckBrowser,
+             max_rounds: int = 12) -> tuple[nbformat.NotebookNode, list[dict], dict]:
+    """Export a deck, measure it at 1280x720 and start a new (continuation) slide where a slide runs over.
+
+    Only new vertical slides are added, before the first cell that crosses the bottom edge; the author's
+    slides, subslides and fragments stay as they are. A single cell taller than the screen keeps a slide of
+    its own (it scrolls). Returns the notebook as exported last, the measurement of that deck (as
+    `check_decks` gives it) and the counts of `export`.
+    """
+    nb = copy.deepcopy(nb)
+    for i, cell in enumerate(nb.cells):  # nbformat 4.5 cell ids anchor the measurement
+        if not cell.get("id"):
+            cell["id"] = f"al-cell-{i}"
+    nb.nbformat_minor = max(nb.nbformat_minor, 5)
+    by_id = {f"cell-id={c.id}": i for i, c in enumerate(nb.cells)}
+    broken: set[int] = set()
+    rows: list[dict] = []
+    for _ in range(max_rounds):
+        counts = export(nb, out_file, "slides", course)
+        rows, summary = browser.measure(out_file)
+        todo = [by_id[b] for r in rows if r["overflow"] for b in r["breaks"]
+                if b in by_id and by_id[b] not in broken]
+        if not todo:
+            break
+        for i in todo:
+            cell = nb.cells[i]
+            show = cell.metadata.setdefault("slideshow", {})
+            show["slide_type"] = "subslide"
+            label = _heading_before(nb, i - 1)
+            if label:
+                show["data"] = {"al_continued": f"{label} (continued)"}
+            broken.add(i)
+    return nb, rows + [summary], counts
 
 
 # ---------------------------------------------------------------- build
 
 
+def _can_fit() -> bool:
+    """True when Chromium and playwright are there to measure decks."""
+    return CHROMIUM.exists() and importlib.util.find_spec("playwright") is not None
+
+
 def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Optional[Path] = None,
-          execute: bool = True, cache_dir: Optional[Path] = None) -> dict[str, dict]:
+          execute: bool = True, cache_dir: Optional[Path] = None, fit: Optional[bool] = None) -> dict[str, dict]:
     """Build pages into `site` and/or decks into `slides`; return per-notebook counts of what was rendered.
 
     Args:
@@ -455,8 +553,11 @@ def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Opt
         slides: output folder of the decks (index.html, one NN_slug.html deck per notebook, assets/).
         execute: run each notebook with ATTNLIB_STATIC=1 (False: use the committed outputs as they are).
         cache_dir: folder for executed copies (None: no cache).
+        fit: measure each deck in Chromium at 1280x720 and add continuation slides where a slide runs over
+            (None: when /usr/bin/chromium and playwright are there).
     Returns:
-        {notebook name: {"figures": n, "static_notes": n, "widgets_without_snapshot": n}} for the last kind built.
+        {notebook name: {"figures": n, "static_notes": n, "widgets_without_snapshot": n}} for the last kind built;
+        fitted decks add "deck_check": the rows of `check_decks` for the deck as written.
     """
     notebooks = [Path(p).resolve() for p in notebooks]
     if not notebooks:
@@ -474,33 +575,78 @@ def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Opt
                         "title": notebook_title(nb, path.stem), "section": section, "what": what,
                         "binder_url": binder_url(path.name, base)})
     report: dict[str, dict] = {}
-    for kind, out in (("page", site), ("slides", slides)):
-        if out is None:
-            continue
-        out = Path(out)
-        copy_assets(out, reveal=(kind == "slides"))
-        other = slides if kind == "page" else site
-        other_rel = os.path.relpath(other, out) if other is not None else None
-        for i, e in enumerate(entries):
-            course = {"title": e["title"], "assets": "assets", "index_url": "index.html",
-                      "binder_url": e["binder_url"],
-                      "prev": {"href": f"{entries[i-1]['stem']}.html", "label": entries[i-1]["number"]} if i else None,
-                      "next": ({"href": f"{entries[i+1]['stem']}.html", "label": entries[i+1]["number"]}
-                               if i + 1 < len(entries) else None),
-                      "slides_url": f"{other_rel}/{e['stem']}.html" if (kind == "page" and other_rel) else None}
-            counts = export(executed[e["name"]], out / f"{e['stem']}.html", kind, course)
-            report[e["name"]] = counts
-            if counts.get("widgets_without_snapshot"):
-                print(f"  warning: {e['name']}: {counts['widgets_without_snapshot']} widget view(s) without a "
-                      "static snapshot (shown as a note with a Binder link)", file=sys.stderr)
-        index = index_notebook(entries, kind=kind, other_kind_dir=other_rel)
-        export(index, out / "index.html", kind,
-               {"title": "Course index" if kind == "page" else "Course slides", "assets": "assets",
-                "index_url": "index.html", "binder_url": binder_url(None, base), "prev": None, "next": None,
-                "slides_url": f"{other_rel}/index.html" if (kind == "page" and other_rel) else None})
-        print(f"{'site' if kind == 'page' else 'slides'}: {out / 'index.html'} and {len(entries)} "
-              f"{'pages' if kind == 'page' else 'decks'}")
+    fit = _can_fit() if fit is None else fit
+    if slides is not None and not fit:
+        print("  note: decks are not fitted to 1280x720 (needs /usr/bin/chromium); tall slides scroll")
+    browser = DeckBrowser() if (slides is not None and fit) else None
+    try:
+        for kind, out in (("page", site), ("slides", slides)):
+            if out is not None:
+                _build_kind(kind, Path(out), entries, executed, report, site, slides, base, browser)
+    finally:
+        if browser is not None:
+            browser.close()
     return report
+
+
+def _build_kind(kind: str, out: Path, entries: list[dict], executed: dict, report: dict,
+                site: Optional[Path], slides: Optional[Path], base: str, browser: Optional[DeckBrowser]) -> None:
+    """Write the pages (kind 'page') or the decks (kind 'slides') and their index into `out`."""
+    copy_assets(out, reveal=(kind == "slides"))
+    other = slides if kind == "page" else site
+    other_rel = os.path.relpath(other, out) if other is not None else None
+    for i, e in enumerate(entries):
+        course = {"title": e["title"], "assets": "assets", "index_url": "index.html",
+                  "binder_url": e["binder_url"],
+                  "prev": {"href": f"{entries[i-1]['stem']}.html", "label": entries[i-1]["number"]} if i else None,
+                  "next": ({"href": f"{entries[i+1]['stem']}.html", "label": entries[i+1]["number"]}
+                           if i + 1 < len(entries) else None),
+                  "slides_url": f"{other_rel}/{e['stem']}.html" if (kind == "page" and other_rel) else None}
+        if kind == "slides" and browser is not None:
+            _, rows, counts = fit_deck(executed[e["name"]], out / f"{e['stem']}.html", course, browser)
+            slides_rows = [r for r in rows if "index" in r]
+            added = len(slides_rows) - _count_slides(executed[e["name"]])
+            print(f"  {e['stem']}: {len(slides_rows)} slides, {added} of them continuations added to fit 1280x720")
+            print_deck_check(rows)
+            counts = dict(counts, deck_check=rows)
+        else:
+            counts = export(executed[e["name"]], out / f"{e['stem']}.html", kind, course)
+        report[e["name"]] = counts
+        if counts.get("widgets_without_snapshot"):
+            print(f"  warning: {e['name']}: {counts['widgets_without_snapshot']} widget view(s) without a "
+                  "static snapshot (shown as a note with a Binder link)", file=sys.stderr)
+    index = index_notebook(entries, kind=kind, other_kind_dir=other_rel)
+    export(index, out / "index.html", kind,
+           {"title": "Course index" if kind == "page" else "Course slides", "assets": "assets",
+            "index_url": "index.html", "binder_url": binder_url(None, base), "prev": None, "next": None,
+            "slides_url": f"{other_rel}/index.html" if (kind == "page" and other_rel) else None})
+    print(f"{'site' if kind == 'page' else 'slides'}: {out / 'index.html'} and {len(entries)} "
+          f"{'pages' if kind == 'page' else 'decks'}")
+
+
+def print_deck_check(rows: list[dict]) -> int:
+    """Print what `check_decks` found wrong (tall slides, blank figures, page errors, network requests)."""
+    problems = 0
+    for row in rows:
+        if "errors" in row:
+            if row["errors"] or row["blocked"]:
+                problems += 1
+                print(f"  {row['deck']}: page errors {row['errors']}, blocked requests {row['blocked']}")
+        elif row["overflow"] or row["blank_figures"]:
+            problems += 1
+            what = (f"{row['content']} px tall on a {row['box']} px slide (a single tall cell; it scrolls)"
+                    if row["overflow"] else "")
+            blank = f"{row['blank_figures']} blank figure(s)" if row["blank_figures"] else ""
+            print(f"    slide {row['index']} '{row['heading']}': {'; '.join(x for x in (what, blank) if x)}")
+    return problems
+
+
+def _count_slides(nb: nbformat.NotebookNode) -> int:
+    """Number of (sub)slides the author's metadata makes."""
+    from nbconvert.exporters.slides import _RevealMetadataPreprocessor
+
+    cells, _ = _RevealMetadataPreprocessor().preprocess(nb, {})
+    return sum(1 for c in cells.cells if c.metadata.get("subslide_start"))
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -511,14 +657,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--no-execute", action="store_true", help="use the committed outputs (no static panels)")
     parser.add_argument("--cache", type=Path, default=ROOT / "build" / "executed",
                         help="folder for executed copies (default build/executed)")
-    parser.add_argument("--check", action="store_true",
-                        help="after building, open the decks in headless Chromium at 1280x720 and report "
-                             "slides taller than the screen and blank figures (needs /usr/bin/chromium)")
-    parser.add_argument("--shots", type=Path, help="with --check: write a PNG of every slide here")
+    parser.add_argument("--no-fit", action="store_true",
+                        help="do not measure the decks in Chromium at 1280x720 (by default they are, when "
+                             "/usr/bin/chromium is there, and slides that run over get continuation slides)")
+    parser.add_argument("--shots", type=Path,
+                        help="after building, open every deck in Chromium and write a PNG of each slide here")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
     start = time.perf_counter()
-    build(notebooks, site=args.site, slides=args.slides, execute=not args.no_execute, cache_dir=args.cache)
+    build(notebooks, site=args.site, slides=args.slides, execute=not args.no_execute, cache_dir=args.cache,
+          fit=False if args.no_fit else None)
     status = 0
     for out in (args.site, args.slides):
         if out is None:
@@ -529,17 +677,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             if remote or missing:
                 status = 1
                 print(f"error: {page}: remote {remote}, missing local files {missing}", file=sys.stderr)
-    if args.check and args.slides is not None:
+    if args.shots is not None and args.slides is not None:
         decks = [Path(args.slides) / f"{Path(nb).stem}.html" for nb in notebooks]
-        for row in check_decks(decks, shots=args.shots):
-            if "errors" in row:
-                if row["errors"] or row["blocked"]:
-                    print(f"  {row['deck']}: page errors {row['errors']}, blocked requests {row['blocked']}")
-            elif row["overflow"] or row["blank_figures"]:
-                what = f"{row['content']} px of content on a {row['box']} px slide" if row["overflow"] else ""
-                blank = f"{row['blank_figures']} blank figure(s)" if row["blank_figures"] else ""
-                print(f"  slide check: {row['deck']} slide {row['index']} '{row['heading']}': "
-                      f"{'; '.join(x for x in (what, blank) if x)}")
+        print(f"screenshots of every slide in {args.shots}")
+        print_deck_check(check_decks(decks, shots=args.shots))
     print(f"done in {time.perf_counter() - start:.1f} s")
     return status
 
