@@ -1,0 +1,277 @@
+"""Every notebook, used the way a learner uses it: JupyterLab in headless Chromium.
+
+For each notebooks/NN_*.ipynb (a copy, see conftest.py): open it, clear all outputs, Run All,
+wait until it finished, assert no error output, no page error and no console error; find the
+main live panel (`.al-main-panel`), move its slider (`.al-main-slider`) with the keyboard and
+assert that its heatmap (the first plotly figure in the panel) re-rendered with changed data;
+time key press -> changed heatmap in the page; save a full-page screenshot build/browser/NN.png
+(and the main panel alone as NN_panel.png).
+Results go to build/browser/report.json (see conftest.BrowserReport).
+"""
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from urllib.parse import quote, urlparse
+
+import pytest
+
+RUN_ALL_TIMEOUT_S = 180
+PANEL_RENDER_TIMEOUT_S = 30
+PRESSES = 7  # key presses on the main slider; the median latency is reported
+PRESS_TIMEOUT_MS = 10_000
+MAX_SCREENSHOT_HEIGHT = 30_000  # px; taller notebooks are cut at the bottom
+
+# Progress of Run All, read from the DOM of the open notebook.
+RUN_STATE_JS = """(sentinel) => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  if (!nb) return null;
+  const outputs = [...nb.querySelectorAll('.jp-OutputArea-output')];
+  const cells = [...nb.querySelectorAll('.jp-CodeCell')].map(c => ({
+    prompt: (c.querySelector('.jp-InputArea-prompt')?.textContent ?? '').trim(),
+    empty: (c.querySelector('.jp-InputArea-editor')?.textContent ?? '').trim() === '',
+  }));
+  const ind = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
+  return {
+    done: outputs.some(o => o.textContent.includes(sentinel)),
+    n_outputs: outputs.length,
+    stderr: [...nb.querySelectorAll(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")]
+              .map(o => o.textContent),
+    cells,
+    status: ind ? ind.getAttribute('data-status') : null,
+  };
+}"""
+
+# The main panel's heatmap is ready: one panel, a plotly figure with z data, a slider handle.
+PANEL_STATE_JS = """() => {
+  const panels = document.querySelectorAll('.al-main-panel');
+  const panel = panels[0];
+  const gd = panel?.querySelector('.js-plotly-plot');
+  const handle = panel?.querySelector('.al-main-slider .noUi-handle, .noUi-handle.al-main-slider');
+  return {
+    panels: panels.length,
+    figure: !!gd,
+    z: !!(gd && gd.data && gd.data[0] && gd.data[0].z),
+    handle: !!handle,
+    now: handle ? Number(handle.getAttribute('aria-valuenow')) : null,
+    min: handle ? Number(handle.getAttribute('aria-valuemin')) : null,
+    max: handle ? Number(handle.getAttribute('aria-valuemax')) : null,
+  };
+}"""
+
+# Arm one measurement: at the next keydown (timestamped in the page), watch the panel's heatmap
+# with a MutationObserver and requestAnimationFrame until gd.data[0].z differs from now.
+ARM_JS = """(timeoutMs) => {
+  const panel = document.querySelector('.al-main-panel');
+  const figure = () => panel.querySelector('.js-plotly-plot');
+  const plain = (z) => Array.isArray(z) ? z.map(plain)
+                     : ArrayBuffer.isView(z) ? Array.from(z) : z;
+  const zText = () => { const gd = figure(); return JSON.stringify(plain(gd && gd.data && gd.data[0] && gd.data[0].z)); };
+  const images = () => [...figure().querySelectorAll('image')].map(i => i.getAttribute('href') || i.getAttribute('xlink:href'));
+  const before = zText();
+  const imagesBefore = JSON.stringify(images());
+  let t0 = null, seen = false, observer = null, timer = null;
+  window.__alResult = null;
+  const finish = (res) => {
+    if (window.__alResult !== null) return;
+    document.removeEventListener('keydown', onKey, true);
+    if (observer) observer.disconnect();
+    clearTimeout(timer);
+    window.__alResult = res;
+  };
+  const check = () => {
+    if (seen || t0 === null) return;
+    if (zText() !== before) {
+      seen = true;
+      const ms = performance.now() - t0;
+      // One more frame, then compare the drawn heatmap images too (the figure re-rendered).
+      requestAnimationFrame(() => finish({ms, changed: true, redrawn: JSON.stringify(images()) !== imagesBefore}));
+    }
+  };
+  const frame = () => { if (!seen && window.__alResult === null) { check(); requestAnimationFrame(frame); } };
+  const onKey = () => {
+    if (t0 !== null) return;
+    t0 = performance.now();
+    observer = new MutationObserver(check);
+    observer.observe(panel, {subtree: true, childList: true, attributes: true, characterData: true});
+    requestAnimationFrame(frame);
+  };
+  document.addEventListener('keydown', onKey, true);
+  timer = setTimeout(() => finish({ms: null, changed: false, timeout: true, keydown: t0 !== null}), timeoutMs);
+}"""
+
+
+def _is_noise(msg) -> bool:
+    """Console errors that provably do not concern the course.
+
+    Only one kind: a resource request to a host other than our JupyterLab server that failed
+    (the test machine is offline, and Chromium logs each refused request as a console error).
+    Requests to the server itself are never filtered.
+    """
+    if not msg.text.startswith("Failed to load resource"):
+        return False
+    url = (msg.location or {}).get("url", "")
+    return urlparse(url).hostname not in (None, "", "127.0.0.1", "localhost")
+
+
+def _menu(page, top: str, item: str) -> None:
+    """Click a JupyterLab menu item: the top menu by its label, then the item by its name."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{re.escape(top)}$")).click()
+    page.get_by_role("menuitem", name=item, exact=True).click()
+
+
+def _wait_for(page, js: str, arg, ready, timeout_s: float, what: str, interval_s: float = 0.2):
+    """Poll `js` in the page until ready(state) is true; returns the state or fails with the last one."""
+    deadline = time.monotonic() + timeout_s
+    state = None
+    while True:
+        state = page.evaluate(js, arg) if arg is not None else page.evaluate(js)
+        if state is not None and ready(state):
+            return state
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}; last state: {state}", pytrace=False)
+        time.sleep(interval_s)
+
+
+def _full_page_screenshot(page, path) -> None:
+    """Grow the viewport to the notebook's full height (the notebook scrolls inside the page), shoot."""
+    height = page.evaluate("""() => {
+      const outer = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+      return outer ? Math.ceil(window.innerHeight - outer.clientHeight + outer.scrollHeight) : window.innerHeight;
+    }""")
+    width = page.viewport_size["width"]
+    page.set_viewport_size({"width": width, "height": min(max(height + 40, 600), MAX_SCREENSHOT_HEIGHT)})
+    page.wait_for_timeout(500)  # let JupyterLab lay out again
+    page.evaluate("""() => {
+      const outer = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+      if (outer) outer.scrollTop = 0;
+    }""")
+    page.wait_for_timeout(100)
+    page.screenshot(path=str(path), full_page=True)
+
+
+@pytest.mark.browser
+def test_notebook_runs_and_main_slider_updates_heatmap(notebook, lab_server, browser, browser_report):
+    # `notebook` is parametrized over notebooks/NN_*.ipynb by conftest.pytest_generate_tests.
+    sentinel = lab_server.sentinel
+    name = notebook.name
+    number = name[:2]
+    entry = {"name": name, "ok": False, "run_all_s": None, "latency_ms_median": None}
+    problems: list[str] = []
+    page_errors: list[str] = []
+    console_errors: list[str] = []
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.on("pageerror", lambda e: page_errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and not _is_noise(m) and console_errors.append(m.text))
+    try:
+        page.set_default_timeout(30_000)
+        # A workspace of its own per notebook: JupyterLab must not reopen (and start kernels for)
+        # the notebooks of earlier tests.
+        workspace = f"browser-test-{notebook.stem}"
+        page.goto(f"{lab_server.url}/lab/workspaces/{quote(workspace)}/tree/{quote(name)}?token={lab_server.token}")
+        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        # The toolbar reads idle before a kernel exists: ask the server, then the page.
+        deadline = time.monotonic() + 60
+        while lab_server.kernel_state(name) != "idle":
+            if time.monotonic() > deadline:
+                pytest.fail(f"no idle kernel for {name} after 60 s:\n{lab_server.log_tail()}", pytrace=False)
+            time.sleep(0.2)
+        _wait_for(page, RUN_STATE_JS, sentinel, lambda s: s["status"] == "idle", 30, "the page to see the kernel")
+        # Collapse the file browser: the notebook gets the full width (and the screenshot too).
+        open_tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
+        if open_tab.count():
+            open_tab.first.click()
+
+        _menu(page, "Edit", "Clear Outputs of All Cells")
+        _wait_for(page, RUN_STATE_JS, sentinel, lambda s: s["n_outputs"] == 0, 10, "outputs to be cleared")
+
+        start = time.monotonic()
+        _menu(page, "Run", "Run All Cells")
+
+        def finished(s):
+            stopped = s["stderr"] and not any(c["prompt"] == "[*]:" for c in s["cells"])
+            return s["status"] == "dead" or (s["status"] == "idle" and (s["done"] or stopped))
+
+        state = _wait_for(page, RUN_STATE_JS, sentinel, finished, RUN_ALL_TIMEOUT_S, "Run All to finish", 0.1)
+        entry["run_all_s"] = round(time.monotonic() - start, 1)
+
+        # Error outputs (tracebacks, also SyntaxError's short form) and any other stderr output:
+        # both show as a red box to the learner.
+        errors = [t for t in state["stderr"] if "Traceback" in t or re.search(r"^\w*(Error|Exception)\b", t, re.M)]
+        if errors:
+            problems.append("error output:\n" + "\n---\n".join(t[-1500:] for t in errors))
+        warnings = [t for t in state["stderr"] if t not in errors]
+        if warnings:
+            problems.append("stderr output (a red box for the learner):\n" + "\n---\n".join(t[-1500:] for t in warnings))
+        if state["status"] == "dead":
+            problems.append(f"the kernel died during Run All:\n{lab_server.log_tail()}")
+        if not state["done"]:
+            problems.append("Run All stopped before the last cell")
+        unrun = [i for i, c in enumerate(state["cells"]) if not c["empty"] and not re.fullmatch(r"\[\d+\]:", c["prompt"])]
+        if unrun:
+            problems.append(f"code cells without an execution count after Run All: {unrun}")
+        if problems:
+            pytest.fail("\n".join(problems), pytrace=False)
+
+        panel = _wait_for(page, PANEL_STATE_JS, None, lambda s: s["panels"] != 1 or (s["z"] and s["handle"]),
+                          PANEL_RENDER_TIMEOUT_S, "the main panel (.al-main-panel) to show a slider "
+                          "(.al-main-slider .noUi-handle) and a heatmap (first .js-plotly-plot with data[0].z)")
+        assert panel["panels"] == 1, f"expected exactly one .al-main-panel, found {panel['panels']}"
+
+        page.locator(".al-main-panel").scroll_into_view_if_needed()
+        handle = page.locator(".al-main-panel .al-main-slider .noUi-handle, .al-main-panel .noUi-handle.al-main-slider").first
+        latencies, results = [], []
+        direction = "ArrowLeft" if panel["now"] >= panel["max"] else "ArrowRight"
+        for _ in range(PRESSES):
+            s = page.evaluate(PANEL_STATE_JS)
+            if s["now"] >= s["max"]:
+                direction = "ArrowLeft"
+            elif s["now"] <= s["min"]:
+                direction = "ArrowRight"
+            handle.focus()
+            page.evaluate(ARM_JS, PRESS_TIMEOUT_MS)
+            page.keyboard.press(direction)
+            page.wait_for_function("() => window.__alResult !== null", timeout=PRESS_TIMEOUT_MS + 5_000)
+            res = page.evaluate("() => window.__alResult")
+            res.update(key=direction, value_before=s["now"])
+            results.append(res)
+            if res["changed"]:
+                latencies.append(round(res["ms"], 1))
+            # Let the kernel and the page settle, so presses do not overlap.
+            _wait_for(page, RUN_STATE_JS, sentinel, lambda st: st["status"] == "idle", 10, "the kernel to go idle")
+            page.wait_for_timeout(150)
+        entry["latencies_ms"] = latencies
+        entry["latency_ms_median"] = round(statistics.median(latencies), 1) if latencies else None
+
+        unchanged = [r for r in results if not r["changed"]]
+        if unchanged:
+            problems.append(f"{len(unchanged)} of {PRESSES} key presses on the main slider left the heatmap "
+                            f"data unchanged: {unchanged}")
+        if latencies and not any(r.get("redrawn") for r in results):
+            problems.append("the heatmap's data changed but its drawn image never did")
+        page.wait_for_timeout(300)
+        # The panel alone, at full resolution, for reviewing labels and clipping.
+        page.locator(".al-main-panel").screenshot(path=str(browser_report.path.parent / f"{number}_panel.png"))
+    except BaseException as exc:  # record (pytest.fail too), re-raise: the report lists failures
+        if not (isinstance(exc, pytest.fail.Exception) and problems):  # else it only repeats `problems`
+            problems.append(f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        try:
+            _full_page_screenshot(page, browser_report.path.parent / f"{number}.png")
+        except Exception as exc:  # the screenshot must not hide the real failure
+            problems.append(f"screenshot failed: {exc}")
+        if page_errors:
+            problems.append("page errors: " + " | ".join(page_errors))
+        if console_errors:
+            problems.append("console errors: " + " | ".join(console_errors))
+        entry["ok"] = not problems
+        if problems:
+            entry["problems"] = problems
+        browser_report.add(entry)
+        context.close()
+        lab_server.shutdown_kernels_of(name)
+
+    assert not problems, "\n".join(problems)
