@@ -379,6 +379,7 @@ def local_references(page: Path) -> list[Path]:
 
 
 CHROMIUM = Path("/usr/bin/chromium")
+ZOOM_MIN = 80  # percent: a cell is never scaled below this on a slide (smaller code is unreadable on a projector)
 
 # Measure slide i (hidden fragments take their place in the layout, so all of them count). For a slide taller than the screen, `breaks` lists the
 # cells (their ids) that should each start a new slide: every cell that would cross the bottom edge of the
@@ -388,7 +389,8 @@ MEASURE_SLIDE_JS = r"""([i, show]) => {
   const ix = Reveal.getIndices(s);
   if (show) {  // for a screenshot; measuring needs no navigation (viewDistance keeps every slide laid out)
     Reveal.slide(ix.h, ix.v, 999);
-    s.querySelectorAll('.js-plotly-plot').forEach(d => Plotly.Plots.resize(d));
+    s.querySelectorAll('.js-plotly-plot').forEach(d => {
+      if (!d.dataset.alShown) { d.dataset.alShown = '1'; Plotly.redraw(d); } else { Plotly.Plots.resize(d); } });
   }
   const titled = s.querySelector('h1, h2, h3, h4');
   const heading = (s.dataset.alContinued || (titled ? titled.textContent : '') || s.textContent)
@@ -398,7 +400,7 @@ MEASURE_SLIDE_JS = r"""([i, show]) => {
     return r.width < 50 || r.height < 50 || !d.querySelector('.main-svg'); }).length;
   const top = (el) => { let y = 0; while (el && el !== s) { y += el.offsetTop; el = el.offsetParent; } return y; };
   const cells = [...s.querySelectorAll('.jp-Cell')].filter(c => c.id && c.closest('section') === s);
-  const breaks = [];
+  const breaks = [], tall = [];
   let origin = 0, limit = s.clientHeight, force = false;
   for (let k = 0; k < cells.length; k++) {
     const t = top(cells[k]), b = t + cells[k].offsetHeight;
@@ -408,9 +410,10 @@ MEASURE_SLIDE_JS = r"""([i, show]) => {
       limit = s.clientHeight - 40;  // a continuation slide starts with a one-line label
     }
     force = b - origin > limit;
+    if (force) { tall.push([cells[k].id, b - origin, limit - (t - origin)]); }  // too tall even alone
   }
   return {index: ix.h + '/' + ix.v, heading, content: s.scrollHeight, box: s.clientHeight,
-          figures: plots.length, blank_figures: blank, breaks};
+          figures: plots.length, blank_figures: blank, breaks, tall};
 }"""
 
 
@@ -496,7 +499,7 @@ def _heading_before(nb: nbformat.NotebookNode, index: int) -> str:
         if cell.cell_type == "markdown":
             heads = [l.lstrip("#").strip() for l in cell.source.splitlines() if re.match(r"#{1,4} ", l)]
             if heads:
-                return heads[-1]
+                return re.sub(r"[`*$\\]", "", heads[-1])  # a CSS label shows no markdown or TeX
     return ""
 
 
@@ -505,8 +508,8 @@ def fit_deck(nb: nbformat.NotebookNode, out_file: Path, course: dict, browser: D
     """Export a deck, measure it at 1280x720 and start a new (continuation) slide where a slide runs over.
 
     Only new vertical slides are added, before the first cell that crosses the bottom edge; the author's
-    slides, subslides and fragments stay as they are. A single cell taller than the screen keeps a slide of
-    its own (it scrolls). Returns the notebook as exported last, the measurement of that deck (as
+    slides, subslides and fragments stay as they are. A single cell taller than the screen gets a slide of
+    its own and is scaled down (CSS zoom, in steps of 10 %, not below ZOOM_MIN); what still runs over scrolls. Returns the notebook as exported last, the measurement of that deck (as
     `check_decks` gives it) and the counts of `export`.
     """
     nb = copy.deepcopy(nb)
@@ -516,14 +519,28 @@ def fit_deck(nb: nbformat.NotebookNode, out_file: Path, course: dict, browser: D
     nb.nbformat_minor = max(nb.nbformat_minor, 5)
     by_id = {f"cell-id={c.id}": i for i, c in enumerate(nb.cells)}
     broken: set[int] = set()
+    zoomed: dict[int, int] = {}
     rows: list[dict] = []
     for _ in range(max_rounds):
         counts = export(nb, out_file, "slides", course)
         rows, summary = browser.measure(out_file)
         todo = [by_id[b] for r in rows if r["overflow"] for b in r["breaks"]
                 if b in by_id and by_id[b] not in broken]
-        if not todo:
+        shrink = {}
+        if not todo:  # every slide is split as far as cells go: scale down the cells still too tall
+            for r in rows:
+                for cid, height, room in r["tall"] if r["overflow"] else []:
+                    i = by_id.get(cid)
+                    current = zoomed.get(i, 100)
+                    want = max(ZOOM_MIN, min(current - 10, int(current * room / height) // 10 * 10))
+                    if i is not None and want < current:
+                        shrink[i] = want
+        if not todo and not shrink:
             break
+        for i, pct in shrink.items():
+            tags = [t for t in nb.cells[i].metadata.get("tags", []) if not t.startswith("al-zoom-")]
+            nb.cells[i].metadata["tags"] = tags + [f"al-zoom-{pct}"]
+            zoomed[i] = pct
         for i in todo:
             cell = nb.cells[i]
             show = cell.metadata.setdefault("slideshow", {})
