@@ -759,7 +759,8 @@ def _weights_problem_06(
         return None
     row_sums = w.sum(-1)  # [B, h, N_q]
     if float((row_sums - 1).abs().max()) > _TOL_06:
-        for dim, name in ((-2, "the queries: each key's column sums to 1"), (1, "the heads"), (0, "the batch")):
+        for dim, name in ((-2, "dim 2 of [batch, heads, N_q, N_k], the queries: each key's column sums to 1"),
+                          (1, "the heads"), (0, "the batch")):
             if float((w.sum(dim) - 1).abs().max()) <= _TOL_06:
                 return (f"rows don't sum to 1 along keys: you normalised over dim={dim} ({name}). "
                         "Each query needs a distribution over the keys: softmax(scores, dim=-1)")
@@ -795,9 +796,10 @@ def _weights_problem_06(
 def _seeded_qkv_06(seed: int, batch: int, heads: int, n_q: int, n_k: int, d_k: int) -> tuple[_torch_06.Tensor, ...]:
     """Seeded float32 per-head Q [B, h, N_q, d_k], K and V [B, h, N_k, d_k]."""
     gen = _torch_06.Generator().manual_seed(seed)
-    Q = _torch_06.randn(batch, heads, n_q, d_k, generator=gen)  # [B, h, N_q, d_k]
-    K = _torch_06.randn(batch, heads, n_k, d_k, generator=gen)  # [B, h, N_k, d_k]
-    V = _torch_06.randn(batch, heads, n_k, d_k, generator=gen)  # [B, h, N_k, d_k]
+    f32 = _torch_06.float32
+    Q = _torch_06.randn(batch, heads, n_q, d_k, generator=gen, dtype=f32)  # [B, h, N_q, d_k]
+    K = _torch_06.randn(batch, heads, n_k, d_k, generator=gen, dtype=f32)  # [B, h, N_k, d_k]
+    V = _torch_06.randn(batch, heads, n_k, d_k, generator=gen, dtype=f32)  # [B, h, N_k, d_k]
     return Q, K, V
 
 
@@ -854,12 +856,13 @@ def check_merge_heads(merge_heads: _Callable_06[[_torch_06.Tensor], _torch_06.Te
         return "[" + " | ".join(parts) + "]"
 
     b, t = (int(v) for v in _torch_06.nonzero((g != expected).any(-1))[0])
-    message = (f"token {t}'s output row should hold every head's result for token {t} side by side: "
-               f"{describe(expected[b, t])}; yours holds {describe(g[b, t])}.")
+    message = (f"token {t}'s output row must hold every head's result for token {t}, side by side:\n"
+               f"    expected {describe(expected[b, t])}\n"
+               f"    yours    {describe(g[b, t])}")
     if _torch_06.equal(g, tags.reshape(B, N, H * D)):
-        message += (" The heads are mixed across tokens: view() reads memory in order, and in [batch, heads, seq, d_k] "
-                    "each head's whole sequence is stored together. transpose(1, 2) first (→ [batch, seq, heads, d_k]), "
-                    "then .contiguous().view(batch, seq, d_model)")
+        message = ("the heads are mixed across tokens. " + message +
+                   "\n    view() reads memory in order, and [batch, heads, seq, d_k] stores each head's whole sequence"
+                   "\n    together: transpose(1, 2) first (→ [batch, seq, heads, d_k]), then .contiguous().view(batch, seq, d_model)")
     return _say_06(False, message)
 
 
@@ -946,17 +949,18 @@ def check_multi_head_attention(module: _Union_06[_nn_06.Module, type]) -> bool:
     d_k = d_model // heads
     with _torch_06.random.fork_rng():
         _torch_06.manual_seed(60)
-        ref = _MHA_06(d_model, heads)
+        ref = _MHA_06(d_model, heads).float()
     try:
         learner.load_state_dict(ref.state_dict())
+        learner.float()  # the checks run in float32, whatever the notebook's default dtype
     except Exception as exc:
         keys = sorted(learner.state_dict().keys())
         return _say_06(False, f"its state_dict does not load the reference's weights ({type(exc).__name__}). Expected "
                               f"keys W_q.weight, W_q.bias, …, W_o.bias; yours are {keys}")
     gen = _torch_06.Generator().manual_seed(61)
     B, N_q, N_k = 2, 4, 6
-    x_q = _torch_06.randn(B, N_q, d_model, generator=gen)  # [B, N_q, d_model]
-    x_kv = _torch_06.randn(B, N_k, d_model, generator=gen)  # [B, N_k, d_model]
+    x_q = _torch_06.randn(B, N_q, d_model, generator=gen, dtype=_torch_06.float32)  # [B, N_q, d_model]
+    x_kv = _torch_06.randn(B, N_k, d_model, generator=gen, dtype=_torch_06.float32)  # [B, N_k, d_model]
     mask = _test_mask_06(B, N_q, N_k)  # [B, 1, N_q, N_k]
     cases = (("self-attention without a mask", x_kv, x_kv, None),
              ("cross-attention (4 queries, 6 keys) with a mask", x_q, x_kv, mask))

@@ -47,7 +47,7 @@ def test_merge_heads_accepts_right_versions(fn, capsys):
     "fn, words",
     [
         (merge_no_transpose, ["heads are mixed across tokens", "transpose(1, 2) first",
-                              "yours holds [head 0·token 0 | head 0·token 1"]),
+                              "yours    [head 0·token 0 | head 0·token 1"]),
         (merge_no_contiguous, ["raised RuntimeError", "call .contiguous() after transpose"]),
         (merge_global_size, ["invalid for input of size", "read the sizes from the tensor's .shape"]),
         (lambda x: x, ["expected [2, 5, 12] [batch, seq, heads·d_k]"]),
@@ -241,3 +241,14 @@ def test_module_rejects_wrong_names_and_types(capsys):
     assert "d_model and num_heads" in out
     assert "raised ValueError: nope" in out
     assert "got int" in out
+
+
+def test_checks_work_under_a_float64_default_dtype(capsys):
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert checks.check_attention(make_attention()) is True
+        assert checks.check_multi_head_attention(LearnerMHA) is True
+        assert checks.check_multi_head_attention(LearnerMHA(32, 4, "scale")) is False
+    finally:
+        torch.set_default_dtype(old)
