@@ -10,7 +10,7 @@ Public API (inputs may be torch tensors or numpy arrays):
     heatmap_figure(weights, q_tokens, k_tokens, *, mask=None, title="Attention weights") -> go.Figure
         weights [N_q, N_k]. Trace 0: the weights (z == weights rounded to 4 decimals, masked
         cells included as their weight); trace 1: the mask layer, drawn on top, z = 1 on masked
-        cells (mask False) and NaN elsewhere, shown grey (with "×" when cells are large).
+        cells (mask False) and 0 elsewhere; colours: 1 grey, 0 transparent ("×" too when cells are large).
         customdata[i][j] = [query token, key token]. Axes are numeric positions 0..N-1 with token tick labels.
     head_grid_figure(weights, q_tokens, k_tokens, *, mask=None, title="Attention weights per head",
                      slots=None) -> go.Figure
@@ -215,9 +215,10 @@ def _base_grid(slots: int, title: str, width: int) -> go.Figure:
         )
         fig.add_trace(
             go.Heatmap(
-                z=[[None]], xaxis=f"x{ref}", yaxis=f"y{ref}", name=f"masked (head {i + 1})",
-                colorscale=[[0, MASK_COLOR], [1, MASK_COLOR]], zmin=0, zmax=1, showscale=False,
-                hoverinfo="skip", hoverongaps=False, texttemplate="%{text}",
+                z=[[0.0]], xaxis=f"x{ref}", yaxis=f"y{ref}", name=f"masked (head {i + 1})",
+                # 0 = transparent, 1 = grey; no NaN gaps, because widgets send JSON and NaN is not JSON
+                colorscale=[[0, "rgba(0,0,0,0)"], [1, MASK_COLOR]], zmin=0, zmax=1, showscale=False,
+                hoverinfo="skip", texttemplate="%{text}",
                 textfont=dict(color="#555555", size=11),
             )
         )
@@ -228,9 +229,9 @@ def _base_grid(slots: int, title: str, width: int) -> go.Figure:
     fig.update_layout(
         **_layout_base(title, width=width, margin=dict(l=_LEFT, r=_RIGHT, t=_TOP, b=_BOTTOM)),
         coloraxis=dict(cmin=0, cmax=1, colorscale=HEATMAP_COLORSCALE,
-                       colorbar=dict(title=dict(text="weight"), thickness=14, len=0.9, x=1.02,
+                       colorbar=dict(title=dict(text="weight", side="right"), thickness=14, len=0.9, x=1.02,
                                      tickvals=[0, 0.25, 0.5, 0.75, 1])),
-        plot_bgcolor="white",
+        plot_bgcolor="rgba(0,0,0,0)",  # transparent: overlapping subplot backgrounds never hide heatmaps
         annotations=[
             dict(text=f"head {i + 1}", showarrow=False, xref="paper", yref="paper",
                  xanchor="center", yanchor="bottom", font=dict(size=11), visible=False, x=0, y=0)
@@ -291,7 +292,8 @@ def update_head_grid(
             xa.visible = visible
             ya.visible = visible
             fig.layout.annotations[h].visible = visible and not single
-            if not visible:
+            if not visible:  # a hidden subplot must not cover the others: park it in a corner
+                xa.domain, ya.domain = [0.9999, 1.0], [0.0, 0.0001]
                 continue
             xdom, ydom = geo["domains"][h]
             row, col = divmod(h, geo["cols"])
@@ -331,7 +333,7 @@ def update_head_grid(
             if h < heads and any_masked:
                 masked_h = ~allowed[h]  # [N_q, N_k]
                 # a "×" in each masked cell when cells are large enough, so the mask does not rely on colour
-                tm.update(z=np.where(masked_h, 1.0, np.nan),
+                tm.update(z=masked_h.astype(np.float64),
                           text=np.where(masked_h, "×", "") if cell_px >= 14 else None)
         fig.layout.annotations[slots].update(visible=any_masked, text="grey cells: masked (never a weight of 0)")
         state["mask"] = allowed.tobytes()
@@ -490,7 +492,7 @@ def saturation_figure(
     from plotly.subplots import make_subplots
 
     fig = make_subplots(
-        rows=2, cols=2, horizontal_spacing=0.2, vertical_spacing=0.25,
+        rows=2, cols=2, horizontal_spacing=0.2, vertical_spacing=0.32,
         subplot_titles=[row_label, "entropy vs d_k", "max weight vs d_k", "Jacobian norm vs d_k"],
     )
     fig.add_trace(go.Bar(x=[0], y=[0.0], marker_color=_BAR_COLOR, name="weight", showlegend=False,
@@ -509,11 +511,11 @@ def saturation_figure(
             ), r, c)
     for (r, c), key in zip(cells, _CURVE_KEYS):
         fig.add_trace(go.Scatter(
-            x=[None], y=[None], mode="markers", name="this panel", legendgroup="current",
+            x=[None], y=[None], mode="markers", name="this panel (mean of its rows)", legendgroup="current",
             showlegend=(key == "entropy"), marker=dict(color=_CURRENT_COLOR, size=11, symbol="diamond-open", line=dict(width=2)),
             hovertemplate="d_k %{x}<br>" + _CURVE_TITLES[key] + " %{y:.4f}<extra>this panel</extra>",
         ), r, c)
-    fig.update_layout(**_layout_base(title, width=width, height=520,
+    fig.update_layout(**_layout_base(title, width=width, height=560,
                                      margin=dict(l=55, r=15, t=70, b=95)),
                       legend=dict(orientation="h", x=0, y=-0.2, xanchor="left", yanchor="top"),
                       bargap=0.15, meta=dict(kind="saturation", d_k_values=list(dks)))

@@ -4,7 +4,7 @@ Public API:
 
     LivePanel(controls: dict[str, ipywidgets.Widget], figures: list[go.Figure], update: Callable,
               *, title: str = "", caption: str = "", main: bool = False)
-        Converts `figures` to `go.FigureWidget`s (`panel.figures`) and calls
+        Converts `figures` to `LiveFigure`s (`go.FigureWidget`s, `panel.figures`) and calls
         `update(panel.figures, **{name: control.value})` inside `batch_update` once at start and
         on every control change. If `update` raises, `panel.status` (str) shows
         "⚠ <ErrorType>: <message>" (no traceback), `panel.last_error` holds the exception, and the
@@ -16,12 +16,17 @@ Public API:
         short stable text/plain "LivePanel: <title>". `main=True` adds the CSS class
         `al-main-panel` to the box and `al-main-slider` to its first slider.
 
+    LiveFigure(figure: go.Figure)
+        The FigureWidget used by panels: sends nothing until a browser view has drawn it, then the
+        whole current figure once; `rendered` says whether a view drew it, `stalled` whether the
+        browser stopped applying updates (the panel then swaps in a fresh widget on the next change).
+
     AttentionExplorer(*, d_k=8, heads=4, mask="causal", window=2, pad=2, seq_len=8, scaled=True,
                       temperature=1.0, seed=0, query=None, tokens=None, max_heads=8, max_seq=32,
                       title="Attention explorer", caption=None, main=False)
         A LivePanel: controls d_k (1..256, powers of 2), heads (1..max_heads), mask
         (none/causal/padding/window), window (0..max_seq-1), pad (padded tokens, 0..max_seq),
-        seq_len (2..max_seq), scaled (1/√d_k on/off), temperature (0.05..20, log), seed (0..99),
+        seq_len (2..max_seq), scaled (1/√d_k on/off), temperature (10**-1.3 ≈ 0.05 .. 10**1.3 ≈ 20, log), seed (0..99),
         query (the row shown in the saturation panel). figures[0] is the head grid
         (`viz.head_grid_figure`, max_heads slots), figures[1] the saturation panel
         (`viz.saturation_figure`). `explorer.compute(**values)` returns the dict
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import time
 from typing import Any, Callable, Optional
 
 import ipywidgets as W
@@ -46,6 +52,80 @@ import plotly.graph_objects as go
 
 from . import viz
 from .viz import _single_thread  # tiny tensors: one torch thread avoids waiting on a busy machine
+
+class LiveFigure(go.FigureWidget):
+    """The FigureWidget of a panel: sends nothing before a browser view has drawn it, and tells
+    when the browser stopped answering.
+
+    Facts measured with plotly 7.1 / anywidget 0.11 in JupyterLab 4.6 that this class works around:
+    - a view draws from the data the widget had when it was created, so a view drawn after updates
+      (a slow browser, a second view of the same panel) shows a stale figure: when a view reports
+      that it has drawn (its first `_js2py_traceDeltas` message), the whole current figure is sent;
+    - anywidget gives each model 2 s to import its JavaScript (plotly's is 5 MB, imported once per
+      FigureWidget); past that, every later update is dropped in the browser and the figure stays
+      frozen. The browser acknowledges each applied update, so `stalled` becomes True when an
+      update stayed unacknowledged for STALL_SECONDS; `LivePanel` then replaces the figure.
+    Without a browser (tests, nbclient) nothing is ever sent; `figure.rendered = True` forces the
+    normal plotly path (the latency benchmark does this to measure the real cost).
+    """
+
+    STALL_SECONDS = 5.0
+
+    def __init__(self, figure: go.Figure):
+        self._rendered = False  # becomes True when a browser view reports it has drawn
+        self._unacked_since: Optional[float] = None  # monotonic time of the oldest unanswered update
+        super().__init__(figure)
+        self.observe(self._on_trace_deltas, names=["_js2py_traceDeltas"])
+
+    @property
+    def rendered(self) -> bool:
+        """True once a browser view has drawn this figure (updates are then sent as they happen)."""
+        return self._rendered
+
+    @rendered.setter
+    def rendered(self, value: bool) -> None:
+        self._rendered = bool(value)
+
+    @property
+    def stalled(self) -> bool:
+        """True if the browser has not applied an update sent more than STALL_SECONDS ago."""
+        since = self._unacked_since
+        return since is not None and time.monotonic() - since > self.STALL_SECONDS
+
+    def _on_trace_deltas(self, change: dict) -> None:
+        """Messages from a view: it has drawn, or it has applied update number `trace_edit_id`."""
+        msg = change["new"]
+        if not msg:
+            return
+        if msg.get("trace_edit_id") == self._last_trace_edit_id:
+            self._unacked_since = None  # the browser is up to date
+        if not self._rendered:
+            self._rendered = True
+            self.send_full_state()  # the view drew construction-time data
+        elif msg.get("trace_edit_id", -1) < self._last_trace_edit_id and self._unacked_since is None:
+            self.send_full_state()  # a new view of an updated figure
+
+    def send_full_state(self) -> None:
+        """Send every trace and layout property to the browser in one Plotly.update."""
+        data = self._data  # list of dicts, one per trace
+        keys = sorted(set().union(*(d.keys() for d in data)) - {"uid", "type"}) if data else []
+        restyle = {key: [d.get(key) for d in data] for key in keys}  # None unsets a missing key
+        self._send_update_msg(restyle, dict(self._layout), list(range(len(data))))
+
+    def _send_update_msg(self, *args: Any, **kwargs: Any) -> None:
+        if self._rendered:
+            if self._unacked_since is None:
+                self._unacked_since = time.monotonic()
+            super()._send_update_msg(*args, **kwargs)
+
+    def _send_restyle_msg(self, *args: Any, **kwargs: Any) -> None:
+        if self._rendered:
+            super()._send_restyle_msg(*args, **kwargs)
+
+    def _send_relayout_msg(self, *args: Any, **kwargs: Any) -> None:
+        if self._rendered:
+            super()._send_relayout_msg(*args, **kwargs)
+
 
 _SLIDERS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.SelectionSlider, W.IntRangeSlider,
             W.FloatRangeSlider, W.SelectionRangeSlider)
@@ -88,7 +168,7 @@ class LivePanel:
         self.caption = str(caption)
         self.controls: dict[str, W.Widget] = dict(controls)
         self.figures: list[go.FigureWidget] = [
-            f if isinstance(f, go.FigureWidget) else go.FigureWidget(f) for f in figures
+            f if isinstance(f, LiveFigure) else LiveFigure(f) for f in figures
         ]
         self._update = update
         self.status: str = ""
@@ -143,6 +223,7 @@ class LivePanel:
             True on success; False if `update` raised (the message is then in `status`).
         """
         self.updates += 1
+        self._replace_stalled_figures()
         try:
             with contextlib.ExitStack() as stack:
                 for f in self.figures:
@@ -160,6 +241,15 @@ class LivePanel:
             self.status = ""
             self.status_widget.value = ""
         return True
+
+    def _replace_stalled_figures(self) -> None:
+        """Swap any figure the browser stopped answering for a fresh widget with the same state."""
+        for i, fig in enumerate(self.figures):
+            if isinstance(fig, LiveFigure) and fig.stalled:
+                fresh = LiveFigure(go.Figure(fig.to_dict()))
+                self.figures[i] = fresh
+                self.figures_box.children = tuple(self.figures)
+                fig.close()
 
     # ------------------------------------------------------------------ display
 
@@ -219,7 +309,8 @@ PAD_TOKEN = "<pad>"
 D_MODEL = 32  # width of the explorer's token embeddings
 D_K_OPTIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 MASKS = ("none", "causal", "padding", "window")
-TEMPERATURE_RANGE = (0.05, 20.0)
+TEMPERATURE_EXPONENT = 1.3  # temperature runs from 10**-1.3 ≈ 0.05 to 10**1.3 ≈ 20 on a log slider
+TEMPERATURE_RANGE = (10 ** -TEMPERATURE_EXPONENT, 10 ** TEMPERATURE_EXPONENT)
 _SLIDER_LAYOUT = dict(width="290px")
 
 
@@ -231,10 +322,9 @@ def _temperature_slider(value: float) -> W.FloatLogSlider:
     """Temperature on a log scale from 0.05 to 20 (1 = plain softmax)."""
     lo, hi = TEMPERATURE_RANGE
     if not lo <= value <= hi:
-        raise ValueError(f"temperature must lie in [{lo}, {hi}], got {value!r}")
-    import math
-
-    return W.FloatLogSlider(value=value, base=10, min=math.log10(lo), max=math.log10(hi), step=0.05,
+        raise ValueError(f"temperature must lie in [{lo:.4g}, {hi:.4g}], got {value!r}")
+    # the exponent grid -1.3, -1.25, …, 1.3 contains 0, so temperature 1 is exactly reachable
+    return W.FloatLogSlider(value=value, base=10, min=-TEMPERATURE_EXPONENT, max=TEMPERATURE_EXPONENT, step=0.05,
                             description="temperature", readout_format=".3g", **_slider_style())
 
 
@@ -335,13 +425,13 @@ class AttentionExplorer(LivePanel):
                              scaled=scaled, temperature=temperature, seed=seed)
         figures = [
             viz.head_grid_figure(first["weights"], first["tokens"], first["tokens"], mask=first["mask"],
-                                 slots=max_heads, title="Attention weights per head", width=470),
+                                 slots=max_heads, title="Attention weights per head", width=440),
             viz.saturation_figure(first["weights"][0, query], k_tokens=first["tokens"], d_k=d_k,
-                                  n_keys=seq_len, d_k_values=D_K_OPTIONS, width=420, title="Softmax saturation"),
+                                  n_keys=seq_len, d_k_values=D_K_OPTIONS, width=400, title="Softmax saturation"),
         ]
         if caption is None:
-            caption = ("Rows are queries, columns keys; grey cells are masked. "
-                       "Right: one query row of head 1, and how softmax saturates as d_k grows.")
+            caption = ("Heatmaps: rows are queries, columns keys, grey cells masked. Saturation panel: "
+                       "one query row of head 1, and how softmax saturates as d_k grows.")
         controls["seq_len"].observe(self._on_seq_len, names="value")
         controls["mask"].observe(self._on_mask, names="value")
         super().__init__(controls, figures, self._draw, title=title, caption=caption, main=main)
@@ -398,7 +488,7 @@ class AttentionExplorer(LivePanel):
         _check_choice("mask", mask, MASKS)
         lo, hi = TEMPERATURE_RANGE
         if not lo * 0.999 <= temperature <= hi * 1.001:
-            raise ValueError(f"temperature must lie in [{lo}, {hi}], got {temperature!r}")
+            raise ValueError(f"temperature must lie in [{lo:.4g}, {hi:.4g}], got {temperature!r}")
         n_pad = min(_check_int("pad", pad, 0, self.max_seq), n) if mask == "padding" else 0
         tokens = self.tokens[: n - n_pad] + [PAD_TOKEN] * n_pad
         index, table, w = self._projections(seed)
@@ -482,9 +572,9 @@ class SaturationExplorer(LivePanel):
         }
         first = self.compute(d_k=d_k, n_keys=n_keys, scaled=scaled, temperature=temperature, seed=seed)
         figures = [
-            viz.saturation_figure(first["weights"][0], d_k=d_k, n_keys=n_keys, d_k_values=options, width=440,
+            viz.saturation_figure(first["weights"][0], d_k=d_k, n_keys=n_keys, d_k_values=options, width=420,
                                   title="Softmax saturation"),
-            viz.score_histogram_figure(first["scores"], width=420,
+            viz.score_histogram_figure(first["scores"], width=400,
                                        title="Scores q·k (× scale ÷ temperature) vs N(0, 1)"),
         ]
         if caption is None:
@@ -504,7 +594,7 @@ class SaturationExplorer(LivePanel):
 
         lo, hi = TEMPERATURE_RANGE
         if not lo * 0.999 <= temperature <= hi * 1.001:
-            raise ValueError(f"temperature must lie in [{lo}, {hi}], got {temperature!r}")
+            raise ValueError(f"temperature must lie in [{lo:.4g}, {hi:.4g}], got {temperature!r}")
         key = (seed, d_k, n_keys)
         if getattr(self, "_raw_key", None) != key:  # temperature and scaling reuse the same sample
             gen = torch.Generator().manual_seed(seed)

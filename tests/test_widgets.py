@@ -1,0 +1,334 @@
+"""attnlib.widgets: controls set in code change the figures to the right values, errors stay in the panel."""
+import math
+
+import ipywidgets as W
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+
+import attnlib as al
+from attnlib import viz, widgets
+
+
+def _z(fig, trace):
+    return np.asarray(fig.data[trace].z, dtype=np.float64)
+
+
+# ---------------------------------------------------------------- LivePanel
+
+
+def _simple_panel(**kwargs):
+    tokens = ["a", "b", "c"]
+    calls = []
+
+    def update(figures, n, boom):
+        calls.append((n, boom))
+        if boom:
+            raise ValueError(f"boom at n={n}")
+        w = torch.softmax(torch.arange(9.0).view(3, 3) * n, dim=-1)  # [3, 3]
+        viz.update_head_grid(figures[0], w, tokens, tokens)
+
+    controls = {"n": W.IntSlider(value=0, min=0, max=3), "boom": W.Checkbox(value=False)}
+    fig = viz.heatmap_figure(torch.full((3, 3), 1 / 3), tokens, tokens)
+    return widgets.LivePanel(controls, [fig], update, **kwargs), calls
+
+
+def test_live_panel_updates_in_place_on_every_change():
+    panel, calls = _simple_panel(title="Demo")
+    assert calls == [(0, False)]  # once at start
+    fig = panel.figures[0]
+    assert isinstance(fig, go.FigureWidget)
+    np.testing.assert_allclose(_z(fig, 0), 1 / 3, atol=1e-4)
+    panel.controls["n"].value = 2
+    assert calls[-1] == (2, False)
+    assert panel.figures[0] is fig  # same widget, updated in place
+    expected = torch.softmax(torch.arange(9.0).view(3, 3) * 2, dim=-1).numpy()
+    np.testing.assert_allclose(_z(fig, 0), np.round(expected, 4))
+    assert panel.status == "" and panel.last_error is None
+
+
+def test_live_panel_error_shows_in_status_and_panel_keeps_working():
+    panel, calls = _simple_panel(title="Demo")
+    before = _z(panel.figures[0], 0).copy()
+    panel.controls["boom"].value = True  # must not raise
+    assert panel.status == "⚠ ValueError: boom at n=0"
+    assert isinstance(panel.last_error, ValueError)
+    assert "boom at n=0" in panel.status_widget.value and "Traceback" not in panel.status_widget.value
+    np.testing.assert_array_equal(_z(panel.figures[0], 0), before)
+    panel.controls["n"].value = 1  # still failing: message updated
+    assert "n=1" in panel.status
+    panel.controls["boom"].value = False  # fixed: next change works and clears the status
+    assert panel.status == "" and panel.last_error is None and panel.status_widget.value == ""
+    expected = torch.softmax(torch.arange(9.0).view(3, 3) * 1, dim=-1).numpy()
+    np.testing.assert_allclose(_z(panel.figures[0], 0), np.round(expected, 4))
+
+
+def test_live_panel_error_at_start_is_caught():
+    def update(figures, n):
+        raise RuntimeError("no data yet")
+
+    panel = widgets.LivePanel({"n": W.IntSlider()}, [go.Figure()], update, title="Start")
+    assert panel.status == "⚠ RuntimeError: no data yet"
+
+
+def test_live_panel_display_is_short_and_stable():
+    panel, _ = _simple_panel(title="Demo")
+    bundle = panel._repr_mimebundle_()
+    assert bundle["text/plain"] == "LivePanel: Demo"
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert repr(widgets.LivePanel({}, [], lambda figures: None)) == "LivePanel"
+
+
+def test_live_panel_main_css_classes():
+    panel, _ = _simple_panel(title="Demo", main=True)
+    assert "al-main-panel" in panel.widget._dom_classes
+    assert "al-main-slider" in panel.controls["n"]._dom_classes
+    assert "al-main-slider" not in panel.controls["boom"]._dom_classes
+    other, _ = _simple_panel(title="Other")
+    assert "al-main-panel" not in other.widget._dom_classes
+
+
+@pytest.mark.parametrize("args, word", [
+    (({"n": 3}, [], lambda f: None), "controls"),
+    (({"n": W.IntSlider()}, go.Figure(), lambda f, n: None), "figures"),
+    (({"n": W.IntSlider()}, [1], lambda f, n: None), "figures"),
+    (({"n": W.IntSlider()}, [], "update"), "update"),
+    (({"n": W.HBox()}, [], lambda f, n: None), "controls"),
+])
+def test_live_panel_bad_input(args, word):
+    with pytest.raises(ValueError, match=word):
+        widgets.LivePanel(*args)
+
+
+# ---------------------------------------------------------------- AttentionExplorer
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return widgets.AttentionExplorer(main=True)
+
+
+def _reference(ex, values):
+    """The weights from a direct al.scaled_dot_product_attention call on the explorer's Q, K, V."""
+    res = ex.compute(**values)
+    n = values["seq_len"]
+    if values["mask"] == "causal":
+        mask = al.causal_mask(n)
+    elif values["mask"] == "window":
+        mask = al.window_mask(n, values["window"])
+    elif values["mask"] == "padding":
+        mask = al.padding_mask([n - min(values["pad"], n)], n)[0]  # [1, 1, n]
+    else:
+        mask = None
+    scale = (1 / math.sqrt(values["d_k"]) if values["scaled"] else 1.0) / values["temperature"]
+    _, weights = al.scaled_dot_product_attention(res["q"], res["k"], res["v"], mask, scale=scale)
+    return res, weights  # weights [heads, N, N]
+
+
+def test_explorer_figures_follow_the_controls(explorer):
+    ex = explorer
+    changes = dict(seq_len=6, heads=3, d_k=32, mask="window", window=1, scaled=False, temperature=10 ** 0.5,
+                   seed=7, query=2)
+    for name, value in changes.items():
+        ex.controls[name].value = value
+        assert ex.status == "", ex.status
+    values = ex.values()
+    res, ref = _reference(ex, values)
+    assert ref.shape == (3, 6, 6)
+    grid, sat = ex.figures
+    for h in range(3):
+        np.testing.assert_allclose(_z(grid, 2 * h), np.round(ref[h].numpy(), 4), atol=1e-4)
+        np.testing.assert_array_equal(_z(grid, 2 * h + 1), (~al.window_mask(6, 1)).numpy().astype(float))
+        assert grid.data[2 * h].visible
+    assert not any(grid.data[2 * h].visible for h in range(3, ex.max_heads))
+    assert list(grid.layout.xaxis.ticktext) == res["tokens"] == widgets.EXPLORER_TOKENS[:6]
+    # saturation panel: row `query` of head 1, markers at the current d_k with this panel's statistics
+    np.testing.assert_allclose(np.asarray(sat.data[0].y, dtype=float), np.round(ref[0, 2].numpy(), 4), atol=1e-4)
+    assert sat.data[7].x == (32,)
+    assert sat.data[7].y[0] == pytest.approx(float(al.softmax_entropy(ref).mean()), abs=1e-4)
+    assert sat.data[8].y[0] == pytest.approx(float(al.max_weight(ref).mean()), abs=1e-4)
+    assert sat.data[9].y[0] == pytest.approx(float(al.jacobian_norm(ref).mean()), abs=1e-4)
+    curve = al.saturation_curve(list(widgets.D_K_OPTIONS), scaled=True, n_keys=6, n_queries=viz._SAT_N_QUERIES)
+    np.testing.assert_allclose(np.asarray(sat.data[1].y), np.round(curve["entropy"], 4), atol=1e-12)
+
+
+def test_explorer_temperature_and_scaling_act_on_the_scores(explorer):
+    ex = explorer
+    ex.controls["mask"].value = "none"
+    ex.controls["temperature"].value = 1.0
+    ex.controls["scaled"].value = True
+    base = _reference(ex, ex.values())[1]
+    # scaling off at d_k = 4 is the same as temperature 1/2 with scaling on
+    ex.controls["d_k"].value = 4
+    ex.controls["scaled"].value = False
+    off = _z(ex.figures[0], 0)
+    ex.controls["scaled"].value = True
+    ex.controls["temperature"].value = 10 ** ex.controls["temperature"].min  # coldest: sharper than before
+    cold = _z(ex.figures[0], 0)
+    assert cold.max(axis=1).mean() > off.max(axis=1).mean() - 1e-9
+    assert ex.status == ""
+    assert base.shape[0] == ex.controls["heads"].value
+
+
+def test_explorer_mask_cells_zero_and_marked(explorer):
+    ex = explorer
+    ex.controls["seq_len"].value = 8
+    ex.controls["mask"].value = "causal"
+    z = _z(ex.figures[0], 0)
+    upper = ~al.causal_mask(8).numpy()
+    assert np.all(z[upper] == 0) and np.allclose(z.sum(axis=1), 1, atol=1e-3)
+    np.testing.assert_array_equal(_z(ex.figures[0], 1), upper.astype(float))
+    assert ex.figures[0].data[1].visible
+    assert ex.controls["window"].disabled and ex.controls["pad"].disabled
+    ex.controls["mask"].value = "padding"
+    ex.controls["pad"].value = 3
+    res = ex.compute(**ex.values())
+    assert res["tokens"][-3:] == [widgets.PAD_TOKEN] * 3
+    assert not ex.controls["pad"].disabled and ex.controls["window"].disabled
+    z = _z(ex.figures[0], 0)
+    assert np.all(z[:, -3:] == 0)
+
+
+def _extremes(control):
+    if isinstance(control, W.SelectionSlider) or isinstance(control, W.Dropdown):
+        return list(control.options)[:1] + list(control.options)[-1:]
+    if isinstance(control, W.Checkbox):
+        return [False, True]
+    if isinstance(control, W.FloatLogSlider):
+        return [control.base ** control.min, control.base ** control.max]
+    return [control.min, control.max]
+
+
+@pytest.mark.parametrize("mask", widgets.MASKS)
+def test_explorer_every_control_extreme_renders(mask):
+    ex = widgets.AttentionExplorer(mask=mask, seq_len=4, heads=2)
+    for name, control in ex.controls.items():
+        for value in _extremes(control):
+            control.value = value
+            assert ex.status == "", f"{name}={value}: {ex.status}"
+            values = ex.values()
+            n, heads = values["seq_len"], values["heads"]
+            z = _z(ex.figures[0], 0)
+            assert z.shape == (n, n) and np.isfinite(z).all()
+            assert np.allclose(z.sum(axis=1), 1, atol=2e-3)
+            assert sum(bool(ex.figures[0].data[2 * h].visible) for h in range(ex.max_heads)) == heads
+            assert ex.controls["query"].max == n - 1
+
+
+def test_explorer_all_padding_and_window_zero():
+    ex = widgets.AttentionExplorer(mask="padding", seq_len=5, pad=32, heads=1)
+    assert ex.status == ""
+    res = ex.compute(**ex.values())
+    assert res["tokens"] == [widgets.PAD_TOKEN] * 5
+    # every key masked: -1e9 everywhere gives uniform rows (not zeros); every cell is marked
+    np.testing.assert_allclose(_z(ex.figures[0], 0), 0.2, atol=1e-4)
+    assert _z(ex.figures[0], 1).min() == 1
+    ex.controls["mask"].value = "window"
+    ex.controls["window"].value = 0
+    np.testing.assert_allclose(_z(ex.figures[0], 0), np.eye(5), atol=1e-4)  # only the diagonal
+
+
+def test_explorer_error_in_update_stays_in_panel(explorer, monkeypatch):
+    ex = explorer
+
+    def broken(**values):
+        raise RuntimeError("compute failed")
+
+    monkeypatch.setattr(ex, "compute", broken)
+    ex.controls["seed"].value = 11
+    assert ex.status == "⚠ RuntimeError: compute failed"
+    monkeypatch.undo()
+    ex.controls["seed"].value = 12
+    assert ex.status == ""
+    np.testing.assert_allclose(_z(ex.figures[0], 0), np.round(_reference(ex, ex.values())[1][0].numpy(), 4),
+                               atol=1e-4)
+
+
+def test_explorer_bad_arguments():
+    with pytest.raises(ValueError, match="d_k"):
+        widgets.AttentionExplorer(d_k=3)
+    with pytest.raises(ValueError, match="heads"):
+        widgets.AttentionExplorer(heads=9)
+    with pytest.raises(ValueError, match="mask"):
+        widgets.AttentionExplorer(mask="future")
+    with pytest.raises(ValueError, match="temperature"):
+        widgets.AttentionExplorer(temperature=100.0)
+    with pytest.raises(ValueError, match="tokens"):
+        widgets.AttentionExplorer(tokens=["a", "b"], max_seq=4)
+
+
+def test_explorer_display_and_main_classes(explorer):
+    assert explorer._repr_mimebundle_()["text/plain"] == "AttentionExplorer: Attention explorer"
+    assert "al-main-panel" in explorer.widget._dom_classes
+    assert "al-main-slider" in explorer.controls["d_k"]._dom_classes
+
+
+# ---------------------------------------------------------------- SaturationExplorer
+
+
+def test_saturation_explorer_follows_controls():
+    sx = widgets.SaturationExplorer(d_k=64, scaled=False, n_keys=8)
+    assert sx.status == ""
+    var = float(sx.figures[1].data[0].name.split("var ")[1].rstrip(")"))
+    assert 0.8 * 64 < var < 1.2 * 64  # unscaled: Var(q·k) ≈ d_k
+    sx.controls["scaled"].value = True
+    var = float(sx.figures[1].data[0].name.split("var ")[1].rstrip(")"))
+    assert 0.8 < var < 1.2  # scaled: ≈ 1
+    res = sx.compute(**sx.values())
+    np.testing.assert_allclose(np.asarray(sx.figures[0].data[0].y, dtype=float),
+                               np.round(res["weights"][0].numpy(), 4), atol=1e-4)
+    assert sx.figures[0].data[7].y[0] == pytest.approx(float(al.softmax_entropy(res["weights"]).mean()), abs=1e-4)
+    assert sx.figures[0].data[7].x == (64,)
+    # the weights are the softmax of the scores divided by the temperature
+    sx.controls["temperature"].value = 10.0 ** 1.0
+    res = sx.compute(**sx.values())
+    scores = torch.as_tensor(sx._raw) / 8 / 10.0  # [rows, N]
+    torch.testing.assert_close(res["weights"], torch.softmax(scores, dim=-1))
+
+
+def test_saturation_explorer_extremes_render():
+    sx = widgets.SaturationExplorer()
+    for name, control in sx.controls.items():
+        for value in _extremes(control):
+            control.value = value
+            assert sx.status == "", f"{name}={value}: {sx.status}"
+            assert np.isfinite(np.asarray(sx.figures[0].data[0].y, dtype=float)).all()
+
+
+# ---------------------------------------------------------------- LiveFigure (browser message handling)
+
+
+def test_live_figure_sends_nothing_before_a_view_draws_then_everything(monkeypatch):
+    from plotly.basewidget import BaseFigureWidget
+
+    sent = []
+    monkeypatch.setattr(BaseFigureWidget, "_send_update_msg", lambda self, *a, **k: sent.append(a))
+    monkeypatch.setattr(BaseFigureWidget, "_send_restyle_msg", lambda self, *a, **k: sent.append(a))
+    fig = widgets.LiveFigure(go.Figure(go.Scatter(y=[1, 2])))
+    fig.data[0].y = [3, 4]
+    with fig.batch_update():
+        fig.layout.title = "t"
+    assert sent == [] and not fig.rendered
+    fig._js2py_traceDeltas = {"trace_deltas": [], "trace_edit_id": fig._last_trace_edit_id}  # a view drew
+    assert fig.rendered and len(sent) == 1
+    restyle, relayout, traces = sent[0]
+    assert list(restyle["y"][0]) == [3, 4] and relayout["title"]["text"] == "t" and traces == [0]
+    assert fig._unacked_since is not None and not fig.stalled
+    fig._js2py_traceDeltas = {"trace_deltas": [], "trace_edit_id": fig._last_trace_edit_id}  # applied
+    assert fig._unacked_since is None
+
+
+def test_panel_replaces_a_figure_the_browser_stopped_answering():
+    panel, _ = _simple_panel(title="Demo")
+    old = panel.figures[0]
+    old.rendered = True
+    old._unacked_since = 0.0  # an update sent long ago, never acknowledged
+    assert old.stalled
+    panel.controls["n"].value = 3
+    new = panel.figures[0]
+    assert new is not old and isinstance(new, widgets.LiveFigure) and not new.rendered
+    assert panel.figures_box.children[0] is new
+    expected = torch.softmax(torch.arange(9.0).view(3, 3) * 3, dim=-1).numpy()
+    np.testing.assert_allclose(_z(new, 0), np.round(expected, 4))
+    assert panel.status == ""
