@@ -7,13 +7,15 @@ colour-blind-safe colours (Viridis for weights, Okabe-Ito for lines); numbers ar
 
 Public API (inputs may be torch tensors or numpy arrays):
 
-    heatmap_figure(weights, q_tokens, k_tokens, *, mask=None, title="Attention weights") -> go.Figure
+    heatmap_figure(weights, q_tokens, k_tokens, *, mask=None, title="Attention weights", width=460)
+        -> go.Figure
         weights [N_q, N_k]. Trace 0: the weights (z == weights rounded to 4 decimals, masked
         cells included as their weight); trace 1: the mask layer, drawn on top, z = 1 on masked
         cells (mask False) and 0 elsewhere; colours: 1 grey, 0 transparent ("×" too when cells are large).
-        customdata[i][j] = [query token, key token]. Axes are numeric positions 0..N-1 with token tick labels.
+        customdata[i][j] = [query token, key token]. Axes are numeric positions 0..N-1 with token
+        tick labels (so repeated tokens stay apart); y reversed (first query on top).
     head_grid_figure(weights, q_tokens, k_tokens, *, mask=None, title="Attention weights per head",
-                     slots=None) -> go.Figure
+                     slots=None, width=480) -> go.Figure
         weights [heads, N_q, N_k]; one subplot per head (traces 2h and 2h+1 as above) sharing
         one colour bar (layout.coloraxis). `slots` ≥ heads reserves subplots so a live panel can
         later show more heads in place with `update_head_grid`.
@@ -22,35 +24,40 @@ Public API (inputs may be torch tensors or numpy arrays):
         for new weights [heads ≤ slots, N_q, N_k] (a 2-D array counts as one head). Call it
         inside `fig.batch_update()` for a single front-end message.
     saturation_figure(row_weights, *, k_tokens=None, d_k=None, n_keys=16,
-                      d_k_values=(1, 2, 4, ..., 512), current=None, seed=0,
-                      title="Softmax saturation") -> go.Figure
-        2x2 panel: the weight distribution of one query row (bars, trace 0), then mean entropy,
-        max weight and Jacobian norm of a softmax row vs d_k from `al.saturation_curve`, scaled
-        (solid) against unscaled (dashed) (traces 1-6), a vertical marker line at `d_k`, and
-        optional markers `current={"entropy": e, "max_weight": m, "jacobian_norm": j}` measured
-        at `d_k` (traces 7-9).
+                      d_k_values=(1, 2, 4, ..., 512), current=None, row_mask=None,
+                      row_label="one query row", seed=0, title="Softmax saturation", width=440) -> go.Figure
+        2x2 panel: the weight distribution of one query row (bars, trace 0; masked keys grey),
+        then mean entropy, max weight and Jacobian norm of a softmax row vs d_k from
+        `al.saturation_curve(d_k_values, n_keys=n_keys, n_queries=128, seed=seed)`, scaled (solid)
+        against unscaled (dashed) (traces 1-6: entropy scaled, unscaled, max weight scaled, …), a
+        dotted vertical line at `d_k`, and optional markers
+        `current={"entropy": e, "max_weight": m, "jacobian_norm": j}` drawn at `d_k` (traces 7-9).
     update_saturation(fig, row_weights, *, k_tokens=None, d_k=None, n_keys=None, current=None,
-                      seed=0, row_label=None) -> None
-        Rewrite a figure from `saturation_figure` in place.
-    score_histogram_figure(scores, *, bins=40, title="q·k scores against the standard normal")
+                      row_mask=None, seed=0, row_label=None) -> None
+        Rewrite a figure from `saturation_figure` in place (n_keys=None keeps the curves).
+    score_histogram_figure(scores, *, bins=40, title="q·k scores against the standard normal", width=560)
         -> go.Figure
         scores: one array, or a mapping {label: array} to overlay several (e.g. unscaled vs
         scaled). Histograms are computed in numpy (density, shared bins) and drawn as bars,
         with the N(0, 1) density as a line (last trace).
     update_score_histogram(fig, scores) -> None
         Rewrite a histogram figure in place (same number of series).
-    convex_hull_figure(values, weights, *, tokens=None, title="Output inside the convex hull of the values")
-        -> go.Figure
-        values [N, 2], weights [N] (one attention row). Traces: 0 hull outline (closed),
+    convex_hull_figure(values, weights, *, tokens=None,
+                       title="Output inside the convex hull of the values", width=480) -> go.Figure
+        values [N, 2], weights [N] (one attention row, sums to 1). Traces: 0 hull outline (closed),
         1 value points (marker size grows with weight), 2 the output point weights @ values.
     update_convex_hull(fig, values, weights, *, tokens=None) -> None
         Rewrite a convex-hull figure in place (e.g. as a query moves).
     convex_hull(points) -> np.ndarray
         Vertices [M, 2] of the convex hull of points [N, 2], counter-clockwise (monotone chain).
-    complexity_figure(results, *, title="Cost of attention against sequence length N") -> go.Figure
+    complexity_figure(results, *, title="Cost of attention against sequence length N", width=820)
+        -> go.Figure
         results: {method: {"n": [...], "time_ms": [...], "memory_mb": [...]}} (memory_mb may be
         missing or contain None), or a list of rows {"method", "n", "time_ms", "memory_mb"}.
-        Two log-log subplots: time vs N, peak memory vs N; one colour per method.
+        Two log-log subplots: time vs N, peak memory vs N; one colour, dash and marker per method
+        (trace 2i time, 2i+1 memory of method i).
+
+Figures are sized in pixels (`width`) so that two fit side by side in a ~850 px notebook column.
 
 Colours: `OKABE_ITO` (8 colours), `HEATMAP_COLORSCALE` ("Viridis"), `MASK_COLOR`.
 """

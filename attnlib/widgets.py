@@ -26,19 +26,32 @@ Public API:
                       title="Attention explorer", caption=None, main=False)
         A LivePanel: controls d_k (1..256, powers of 2), heads (1..max_heads), mask
         (none/causal/padding/window), window (0..max_seq-1), pad (padded tokens, 0..max_seq),
-        seq_len (2..max_seq), scaled (1/√d_k on/off), temperature (10**-1.3 ≈ 0.05 .. 10**1.3 ≈ 20, log), seed (0..99),
-        query (the row shown in the saturation panel). figures[0] is the head grid
+        seq_len (2..max_seq), scaled (1/√d_k on/off), temperature (10**-1.3 ≈ 0.05 .. 10**1.3 ≈ 20,
+        log slider), seed (0..99), query (the row shown in the saturation panel). figures[0] is the head grid
         (`viz.head_grid_figure`, max_heads slots), figures[1] the saturation panel
         (`viz.saturation_figure`). `explorer.compute(**values)` returns the dict
         {"weights" [heads, N, N], "mask" [N, N] bool, "tokens", "q", "k", "v"} that the figures show,
         computed with `al.scaled_dot_product_attention`.
 
-    SaturationExplorer(*, d_k=16, n_keys=16, scaled=True, temperature=1.0, seed=0,
+    SaturationExplorer(*, d_k=16, n_keys=16, scaled=False, temperature=1.0, seed=0,
                        title="Softmax saturation explorer", caption=None, main=False)
         A LivePanel: controls d_k (1..512, powers of 2), n_keys (2..64), scaled, temperature, seed.
-        figures[0] is `viz.saturation_figure` for one random query row against n_keys random
-        keys (N(0, 1) components), with the curves of `al.saturation_curve` and markers at the
-        current d_k; figures[1] the histogram of the row's scores (`viz.score_histogram_figure`).
+        figures[0] is `viz.saturation_figure` for the first of 256 random query rows against
+        n_keys random keys (N(0, 1) components), with the curves of `al.saturation_curve` and
+        markers (mean over the 256 rows) at the current d_k; figures[1] the histogram of all
+        256 × n_keys scores after scale and temperature (`viz.score_histogram_figure`).
+        `explorer.compute(**values)` returns {"scores", "weights"} [256, n_keys].
+
+A notebook panel in a few lines (update functions only assign properties, never add traces):
+
+    w0 = al.scaled_dot_product_attention(Q, K, V, al.causal_mask(n))[1]       # [n, n]
+    fig = al.viz.heatmap_figure(w0, tokens, tokens, mask=al.causal_mask(n))
+    def update(figures, temperature):
+        w = al.scaled_dot_product_attention(Q, K, V, al.causal_mask(n), scale=1 / (d_k ** 0.5 * temperature))[1]
+        al.viz.update_head_grid(figures[0], w, tokens, tokens, mask=al.causal_mask(n))
+    slider = ipywidgets.FloatSlider(value=1.0, min=0.1, max=10.0, description="temperature")
+    panel = al.widgets.LivePanel({"temperature": slider}, [fig], update, title="Temperature", main=True)
+    panel   # the last expression of the cell: shows the panel, text/plain "LivePanel: Temperature"
 """
 from __future__ import annotations
 
@@ -52,6 +65,7 @@ import plotly.graph_objects as go
 
 from . import viz
 from .viz import _single_thread  # tiny tensors: one torch thread avoids waiting on a busy machine
+
 
 class LiveFigure(go.FigureWidget):
     """The FigureWidget of a panel: sends nothing before a browser view has drawn it, and tells
