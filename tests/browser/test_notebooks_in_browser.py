@@ -23,23 +23,32 @@ PRESSES = 7  # key presses on the main slider; the median latency is reported
 PRESS_TIMEOUT_MS = 10_000
 MAX_SCREENSHOT_HEIGHT = 30_000  # px; taller notebooks are cut at the bottom
 
-# Progress of Run All, read from the DOM of the open notebook.
-RUN_STATE_JS = """(sentinel) => {
+# Progress of Run All, cheap enough to poll: the sentinel cell is the notebook's last cell.
+RUN_PROGRESS_JS = """(sentinel) => {
   const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
   if (!nb) return null;
-  const outputs = [...nb.querySelectorAll('.jp-OutputArea-output')];
-  const cells = [...nb.querySelectorAll('.jp-CodeCell')].map(c => ({
-    prompt: (c.querySelector('.jp-InputArea-prompt')?.textContent ?? '').trim(),
-    empty: (c.querySelector('.jp-InputArea-editor')?.textContent ?? '').trim() === '',
-  }));
+  const cells = nb.querySelectorAll('.jp-Cell');
+  const last = cells[cells.length - 1];
   const ind = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
   return {
-    done: outputs.some(o => o.textContent.includes(sentinel)),
-    n_outputs: outputs.length,
+    done: !!last && [...last.querySelectorAll('.jp-OutputArea-output')].some(o => o.textContent.includes(sentinel)),
+    n_outputs: nb.querySelectorAll('.jp-OutputArea-output').length,
+    n_stderr: nb.querySelectorAll(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").length,
+    running: [...nb.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].some(p => p.textContent.includes('*')),
+    status: ind ? ind.getAttribute('data-status') : null,
+  };
+}"""
+
+# The state of every code cell and all stderr/error outputs, read once Run All has finished.
+RUN_STATE_JS = """() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  return {
     stderr: [...nb.querySelectorAll(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")]
               .map(o => o.textContent),
-    cells,
-    status: ind ? ind.getAttribute('data-status') : null,
+    cells: [...nb.querySelectorAll('.jp-CodeCell')].map(c => ({
+      prompt: (c.querySelector('.jp-InputArea-prompt')?.textContent ?? '').trim(),
+      empty: (c.querySelector('.jp-InputArea-editor')?.textContent ?? '').trim() === '',
+    })),
   };
 }"""
 
@@ -53,6 +62,10 @@ PANEL_STATE_JS = """() => {
     panels: panels.length,
     figure: !!gd,
     z: !!(gd && gd.data && gd.data[0] && gd.data[0].z),
+    // for failure messages: what the figure holds instead
+    traces: gd && gd.data ? gd.data.length : null,
+    trace0: gd && gd.data && gd.data[0] ? Object.entries(gd.data[0]).map(([k, v]) =>
+              k + ':' + (v === null ? 'null' : Array.isArray(v) ? 'array[' + v.length + ']' : typeof v)).join(' ') : null,
     handle: !!handle,
     now: handle ? Number(handle.getAttribute('aria-valuenow')) : null,
     min: handle ? Number(handle.getAttribute('aria-valuemin')) : null,
@@ -73,6 +86,18 @@ ARM_JS = """(timeoutMs) => {
   const imagesBefore = JSON.stringify(images());
   let t0 = null, seen = false, observer = null, timer = null;
   window.__alResult = null;
+  // Diagnostic split of the latency: when the page first sends on a websocket (the slider's new
+  // value leaving for the kernel) after the key press.
+  if (!window.__alSendHooked) {
+    window.__alSendHooked = true;
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (data) {
+      if (window.__alT0 != null && window.__alSendAt == null) window.__alSendAt = performance.now();
+      return send.call(this, data);
+    };
+  }
+  window.__alT0 = null;
+  window.__alSendAt = null;
   const finish = (res) => {
     if (window.__alResult !== null) return;
     document.removeEventListener('keydown', onKey, true);
@@ -86,13 +111,16 @@ ARM_JS = """(timeoutMs) => {
       seen = true;
       const ms = performance.now() - t0;
       // One more frame, then compare the drawn heatmap images too (the figure re-rendered).
-      requestAnimationFrame(() => finish({ms, changed: true, redrawn: JSON.stringify(images()) !== imagesBefore}));
+      const sendMs = window.__alSendAt == null ? null : window.__alSendAt - t0;
+      requestAnimationFrame(() => finish({ms, send_ms: sendMs, changed: true,
+                                          redrawn: JSON.stringify(images()) !== imagesBefore}));
     }
   };
   const frame = () => { if (!seen && window.__alResult === null) { check(); requestAnimationFrame(frame); } };
   const onKey = () => {
     if (t0 !== null) return;
     t0 = performance.now();
+    window.__alT0 = t0;
     observer = new MutationObserver(check);
     observer.observe(panel, {subtree: true, childList: true, attributes: true, characterData: true});
     requestAnimationFrame(frame);
@@ -178,24 +206,25 @@ def test_notebook_runs_and_main_slider_updates_heatmap(notebook, lab_server, bro
             if time.monotonic() > deadline:
                 pytest.fail(f"no idle kernel for {name} after 60 s:\n{lab_server.log_tail()}", pytrace=False)
             time.sleep(0.2)
-        _wait_for(page, RUN_STATE_JS, sentinel, lambda s: s["status"] == "idle", 30, "the page to see the kernel")
+        _wait_for(page, RUN_PROGRESS_JS, sentinel, lambda s: s["status"] == "idle", 30, "the page to see the kernel")
         # Collapse the file browser: the notebook gets the full width (and the screenshot too).
         open_tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
         if open_tab.count():
             open_tab.first.click()
 
         _menu(page, "Edit", "Clear Outputs of All Cells")
-        _wait_for(page, RUN_STATE_JS, sentinel, lambda s: s["n_outputs"] == 0, 10, "outputs to be cleared")
+        _wait_for(page, RUN_PROGRESS_JS, sentinel, lambda s: s["n_outputs"] == 0, 10, "outputs to be cleared")
 
         start = time.monotonic()
         _menu(page, "Run", "Run All Cells")
 
         def finished(s):
-            stopped = s["stderr"] and not any(c["prompt"] == "[*]:" for c in s["cells"])
+            stopped = s["n_stderr"] and not s["running"]  # Run All stops at a cell that raised
             return s["status"] == "dead" or (s["status"] == "idle" and (s["done"] or stopped))
 
-        state = _wait_for(page, RUN_STATE_JS, sentinel, finished, RUN_ALL_TIMEOUT_S, "Run All to finish", 0.1)
+        progress = _wait_for(page, RUN_PROGRESS_JS, sentinel, finished, RUN_ALL_TIMEOUT_S, "Run All to finish", 0.1)
         entry["run_all_s"] = round(time.monotonic() - start, 1)
+        state = page.evaluate(RUN_STATE_JS)
 
         # Error outputs (tracebacks, also SyntaxError's short form) and any other stderr output:
         # both show as a red box to the learner.
@@ -205,9 +234,9 @@ def test_notebook_runs_and_main_slider_updates_heatmap(notebook, lab_server, bro
         warnings = [t for t in state["stderr"] if t not in errors]
         if warnings:
             problems.append("stderr output (a red box for the learner):\n" + "\n---\n".join(t[-1500:] for t in warnings))
-        if state["status"] == "dead":
+        if progress["status"] == "dead":
             problems.append(f"the kernel died during Run All:\n{lab_server.log_tail()}")
-        if not state["done"]:
+        if not progress["done"]:
             problems.append("Run All stopped before the last cell")
         unrun = [i for i, c in enumerate(state["cells"]) if not c["empty"] and not re.fullmatch(r"\[\d+\]:", c["prompt"])]
         if unrun:
@@ -222,7 +251,7 @@ def test_notebook_runs_and_main_slider_updates_heatmap(notebook, lab_server, bro
 
         page.locator(".al-main-panel").scroll_into_view_if_needed()
         handle = page.locator(".al-main-panel .al-main-slider .noUi-handle, .al-main-panel .noUi-handle.al-main-slider").first
-        latencies, results = [], []
+        latencies, send_ms, results = [], [], []
         direction = "ArrowLeft" if panel["now"] >= panel["max"] else "ArrowRight"
         for _ in range(PRESSES):
             s = page.evaluate(PANEL_STATE_JS)
@@ -239,10 +268,13 @@ def test_notebook_runs_and_main_slider_updates_heatmap(notebook, lab_server, bro
             results.append(res)
             if res["changed"]:
                 latencies.append(round(res["ms"], 1))
+                if res.get("send_ms") is not None:
+                    send_ms.append(round(res["send_ms"], 1))
             # Let the kernel and the page settle, so presses do not overlap.
-            _wait_for(page, RUN_STATE_JS, sentinel, lambda st: st["status"] == "idle", 10, "the kernel to go idle")
+            _wait_for(page, RUN_PROGRESS_JS, sentinel, lambda st: st["status"] == "idle", 10, "the kernel to go idle")
             page.wait_for_timeout(150)
         entry["latencies_ms"] = latencies
+        entry["key_to_websocket_send_ms"] = send_ms  # browser-side part of each latency
         entry["latency_ms_median"] = round(statistics.median(latencies), 1) if latencies else None
 
         unchanged = [r for r in results if not r["changed"]]
@@ -252,14 +284,16 @@ def test_notebook_runs_and_main_slider_updates_heatmap(notebook, lab_server, bro
         if latencies and not any(r.get("redrawn") for r in results):
             problems.append("the heatmap's data changed but its drawn image never did")
         page.wait_for_timeout(300)
-        # The panel alone, at full resolution, for reviewing labels and clipping.
-        page.locator(".al-main-panel").screenshot(path=str(browser_report.path.parent / f"{number}_panel.png"))
     except BaseException as exc:  # record (pytest.fail too), re-raise: the report lists failures
         if not (isinstance(exc, pytest.fail.Exception) and problems):  # else it only repeats `problems`
             problems.append(f"{type(exc).__name__}: {exc}")
         raise
     finally:
         try:
+            # The main panel alone at full resolution (for reviewing labels and clipping), then the page.
+            main_panel = page.locator(".al-main-panel")
+            if main_panel.count() == 1:
+                main_panel.screenshot(path=str(browser_report.path.parent / f"{number}_panel.png"), timeout=10_000)
             _full_page_screenshot(page, browser_report.path.parent / f"{number}.png")
         except Exception as exc:  # the screenshot must not hide the real failure
             problems.append(f"screenshot failed: {exc}")
