@@ -3,7 +3,8 @@
 Usage:
     python scripts/build_site.py --site build/site            # `make site`
     python scripts/build_site.py --slides build/slides        # `make slides`
-    python scripts/build_site.py --site S --slides D [--no-execute] [--cache DIR] [notebooks ...]
+    python scripts/build_site.py --site S --slides D [--no-execute] [--no-fit] [--cache DIR] [--shots DIR]
+                                 [notebooks ...]
 
 How it works (nbconvert does all the HTML; the templates are in scripts/site_templates/):
 1. Each notebook is executed in a fresh kernel with ATTNLIB_STATIC=1. Under that variable a
@@ -19,6 +20,10 @@ How it works (nbconvert does all the HTML; the templates are in scripts/site_tem
    MathJax, plotly.js and reveal.js at an `assets/` folder copied next to the pages from pip
    packages: plotly (plotly.min.js), jupyter-server-mathjax (MathJax 2.7) and sphinx-revealjs
    (reveal.js 5). Nothing is fetched from the network, at build time or when reading.
+4. Where /usr/bin/chromium exists, each deck is opened at 1280x720 (the projector) and measured:
+   a slide that runs off the bottom continues on a labelled continuation slide, a single cell too
+   tall for any slide is scaled down (at most to 80 %) and scrolls; what still does not fit is
+   printed. `--shots DIR` writes a PNG of every slide for a look.
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ from typing import Iterable, Optional
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 from nbconvert import HTMLExporter, SlidesExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Dict as TDict
@@ -180,6 +186,8 @@ def execute_static(path: Path, cache_dir: Optional[Path] = None, timeout: int = 
     try:
         NotebookClient(nb, timeout=timeout, kernel_name="python3",
                        resources={"metadata": {"path": str(path.parent)}}).execute()
+    except CellExecutionError as exc:
+        raise SystemExit(f"build_site: {path.name} failed when executed with {STATIC_ENV}=1:\n{exc}") from None
     finally:
         if previous is None:
             os.environ.pop(STATIC_ENV, None)
@@ -684,16 +692,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     start = time.perf_counter()
     build(notebooks, site=args.site, slides=args.slides, execute=not args.no_execute, cache_dir=args.cache,
           fit=False if args.no_fit else None)
-    status = 0
+    status, checked = 0, 0
     for out in (args.site, args.slides):
         if out is None:
             continue
         for page in sorted(Path(out).glob("*.html")):
+            checked += 1
             remote = remote_references(page)
             missing = [f for f in local_references(page) if not f.exists()]
             if remote or missing:
                 status = 1
                 print(f"error: {page}: remote {remote}, missing local files {missing}", file=sys.stderr)
+    if status == 0:
+        print(f"offline check: {checked} pages load nothing from the network, and every local file they load exists")
     if args.shots is not None and args.slides is not None:
         decks = [Path(args.slides) / f"{Path(nb).stem}.html" for nb in notebooks]
         print(f"screenshots of every slide in {args.shots}")
