@@ -589,6 +589,7 @@ def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Opt
         raise SystemExit("build_site: no notebooks to build")
     if site is None and slides is None:
         raise SystemExit("build_site: give --site DIR and/or --slides DIR")
+    asset_sources()  # fail before the slow part if a package that ships the offline assets is missing
     base = binder_base()
     rows = readme_rows()
     entries, executed = [], {}
