@@ -57,14 +57,46 @@ from __future__ import annotations
 
 import contextlib
 import html
+import pathlib
 import time
 from typing import Any, Callable, Optional
 
 import ipywidgets as W
+import plotly
 import plotly.graph_objects as go
+import traitlets
 
 from . import viz
 from .viz import _single_thread  # tiny tensors: one torch thread avoids waiting on a busy machine
+
+
+# anywidget rejects a model whose JavaScript module has not loaded within 2 s, and plotly's widget
+# module is a 5 MB bundle that each FigureWidget would import (parse) again. This small module
+# returns at once and imports the bundle only once per browser page, shared by every figure.
+_SHARED_BUNDLE_ESM = """
+const KEY = "__attnlib_plotly_widget_%s";
+function bundle(model) {
+  if (!globalThis[KEY]) {
+    const url = URL.createObjectURL(new Blob([model.get("_bundle")], { type: "text/javascript" }));
+    globalThis[KEY] = import(url).then((m) => m.default);
+  }
+  return globalThis[KEY];
+}
+export default () => {
+  let inner;
+  let ready;
+  return {
+    initialize(ctx) {
+      ready = bundle(ctx.model).then((factory) => { inner = factory(); inner.initialize(ctx); });
+    },
+    async render(ctx) {
+      await ready;
+      return inner.render(ctx);
+    },
+  };
+};
+""" % plotly.__version__.replace(".", "_")
+_PLOTLY_WIDGET_JS = pathlib.Path(plotly.__file__).parent / "package_data" / "widgetbundle.js"
 
 
 class LiveFigure(go.FigureWidget):
@@ -84,6 +116,8 @@ class LiveFigure(go.FigureWidget):
     """
 
     STALL_SECONDS = 5.0
+    _esm = _SHARED_BUNDLE_ESM
+    _bundle = traitlets.Unicode(_PLOTLY_WIDGET_JS.read_text(encoding="utf-8")).tag(sync=True)
 
     def __init__(self, figure: go.Figure):
         self._rendered = False  # becomes True when a browser view reports it has drawn
