@@ -161,7 +161,7 @@ def _layout_base(title: str, **kwargs: Any) -> dict:
 # ---------------------------------------------------------------- heatmaps and head grids
 
 _GRID_W = 480  # default pixel width of a head-grid figure
-_LEFT, _RIGHT, _TOP, _BOTTOM = 70, 80, 60, 80  # margins in px (right leaves room for the colour bar)
+_LEFT, _RIGHT, _TOP, _BOTTOM = 70, 80, 60, 100  # margins in px (right leaves room for the colour bar)
 
 
 def _grid_shape(heads: int) -> tuple[int, int]:
@@ -245,7 +245,7 @@ def _base_grid(slots: int, title: str, width: int) -> go.Figure:
             for i in range(slots)
         ] + [
             dict(text="", showarrow=False, xref="paper", yref="paper", x=0, y=0, xanchor="left",
-                 yanchor="top", font=dict(size=11, color="#444444"), visible=False),  # axis-title note
+                 yanchor="bottom", font=dict(size=11, color="#444444"), visible=False),  # note under "key →"
         ],
     )
     fig.layout.meta = dict(kind="head_grid", slots=slots)
@@ -313,7 +313,7 @@ def update_head_grid(
             fig.layout[_axis_name("x", h)].title = dict(text="key →" if h == min(bottom_left, heads - 1) else "")
             fig.layout[_axis_name("y", h)].title = dict(text="← query" if h == bottom_left else "")
         plot_h = geo["height"] - _TOP - _BOTTOM
-        fig.layout.annotations[slots].y = -round((_BOTTOM - 16) / max(plot_h, 1), 4)  # under "key →"
+        fig.layout.annotations[slots].y = -round((_BOTTOM - 2) / max(plot_h, 1), 4)  # at the bottom edge
         fig.layout.height = geo["height"]
         state["geometry"] = (heads, n_q, n_k, width)
         state.pop("tokens", None)
