@@ -1,7 +1,8 @@
 """Every notebook, used the way a learner uses it: JupyterLab in headless Chromium.
 
 For each notebooks/NN_*.ipynb (a copy, see conftest.py): open it, clear all outputs, Run All,
-wait until it finished, assert no error output, no page error and no console error; find the
+wait until it finished, assert no error output, no page error and no console error, and no
+plotly figure anywhere in the notebook left blank; find the
 main live panel (`.al-main-panel`), move its slider (`.al-main-slider`) with the keyboard and
 assert that its heatmap (the first plotly figure in the panel) re-rendered with changed data;
 time key press -> changed heatmap in the page; save a full-page screenshot build/browser/NN.png
@@ -21,6 +22,7 @@ RUN_ALL_TIMEOUT_S = 180
 PANEL_RENDER_TIMEOUT_S = 30
 PRESSES = 7  # key presses on the main slider; the median latency is reported
 PRESS_TIMEOUT_MS = 10_000
+BLANK_GRACE_S = 5  # after the key presses, figures still blank this much later count as blank
 MAX_SCREENSHOT_HEIGHT = 30_000  # px; taller notebooks are cut at the bottom
 
 # Progress of Run All, cheap enough to poll: the sentinel cell is the notebook's last cell.
@@ -71,6 +73,20 @@ PANEL_STATE_JS = """() => {
     min: handle ? Number(handle.getAttribute('aria-valuemin')) : null,
     max: handle ? Number(handle.getAttribute('aria-valuemax')) : null,
   };
+}"""
+
+# Plotly figures anywhere in the notebook that show no trace at all (a blank set of axes).
+BLANK_FIGURES_JS = """() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  const cells = [...nb.querySelectorAll('.jp-Cell')];
+  return [...nb.querySelectorAll('.js-plotly-plot')].filter(gd => !gd.data || gd.data.length === 0).map(gd => {
+    const cell = gd.closest('.jp-Cell');
+    return {
+      cell: cells.indexOf(cell),
+      prompt: (cell?.querySelector('.jp-InputArea-prompt')?.textContent ?? '').trim(),
+      source: (cell?.querySelector('.jp-InputArea-editor .cm-line')?.textContent ?? '').slice(0, 80),
+    };
+  });
 }"""
 
 # Arm one measurement: at the next keydown (timestamped in the page), watch the panel's heatmap
@@ -283,6 +299,13 @@ def test_notebook_runs_and_main_slider_updates_heatmap(notebook, lab_server, bro
                             f"data unchanged: {unchanged}")
         if latencies and not any(r.get("redrawn") for r in results):
             problems.append("the heatmap's data changed but its drawn image never did")
+
+        # Every figure of the notebook (not only the main panel's) must show something.
+        deadline = time.monotonic() + BLANK_GRACE_S
+        while (blank := page.evaluate(BLANK_FIGURES_JS)) and time.monotonic() < deadline:
+            page.wait_for_timeout(250)
+        if blank:
+            problems.append(f"{len(blank)} plotly figure(s) drawn blank (no trace), in cells: {blank}")
         page.wait_for_timeout(300)
     except BaseException as exc:  # record (pytest.fail too), re-raise: the report lists failures
         if not (isinstance(exc, pytest.fail.Exception) and problems):  # else it only repeats `problems`
