@@ -211,7 +211,8 @@ def lab_server(chromium_path, tmp_path_factory) -> LabServer:
     log = open(log_path, "wb")
     # A new session: the server and its helpers form one process group, whose id is the server's pid.
     proc = subprocess.Popen(cmd, cwd=root_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+                            stdin=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
     server = LabServer(f"http://127.0.0.1:{port}", token, root_dir, proc, log_path)
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
@@ -230,6 +231,17 @@ def lab_server(chromium_path, tmp_path_factory) -> LabServer:
     finally:
         _stop_server(server)
         log.close()
+
+
+def _die_with_parent() -> None:
+    """In the server's process (Linux): get SIGTERM if pytest dies without tearing down (SIGKILL,
+    crash), so the server and, through its shutdown, its kernels never outlive the test run."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _stop_server(server: LabServer) -> None:
