@@ -301,8 +301,10 @@ class BrowserReport:
 
 @pytest.fixture(scope="session")
 def browser_report(chromium_path) -> BrowserReport:
-    """The session's report; screenshots go next to it as NN.png."""
+    """The session's report; screenshots go next to it as NN.png. The folder shows only this run."""
     BUILD.mkdir(parents=True, exist_ok=True)
+    for old in [*BUILD.glob("*.png"), BUILD / "report.json"]:
+        old.unlink(missing_ok=True)
     report = BrowserReport(BUILD / "report.json")
     yield report
     report.write()
