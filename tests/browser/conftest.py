@@ -46,10 +46,17 @@ collect_ignore_glob = ["*.ipynb", ".ipynb_checkpoints"]
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Run the browser tests last, after the unit tests and the nbval notebook checks."""
-    items[:] = [i for i in items if i.get_closest_marker("browser") is None] + [
-        i for i in items if i.get_closest_marker("browser") is not None
-    ]
+    """Run this folder's tests last, after the unit tests and the nbval notebook checks.
+
+    Only this folder's: another module's browser-marked test moved behind these would start its own
+    Playwright while this session's is still running, which Playwright's sync API refuses.
+    """
+    here = Path(__file__).resolve().parent
+
+    def in_here(item) -> bool:
+        return here in Path(str(item.fspath)).resolve().parents
+
+    items[:] = [i for i in items if not in_here(i)] + [i for i in items if in_here(i)]
 
 
 def pytest_generate_tests(metafunc):
