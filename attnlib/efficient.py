@@ -203,7 +203,7 @@ def tiled_attention(
     *,
     causal: bool = False,
     scale: Optional[float] = None,
-    block_q: int = 256,
+    block_q: int = 1024,
     block_k: int = 1024,
 ) -> tuple[torch.Tensor, None]:
     """Exact softmax(Q Kᵀ · scale) V computed block by block with an online softmax (FlashAttention's trick).
@@ -218,7 +218,9 @@ def tiled_attention(
         causal: if True, query i attends only to keys 0..i (like `attnlib.causal_mask`); whole key blocks
             above the diagonal are skipped. Combines with `mask` by logical and.
         scale: multiplies the scores; None means 1/sqrt(d_k).
-        block_q: queries per tile. block_k: keys per tile.
+        block_q: queries per tile. block_k: keys per tile. The default 1024 × 1024 (a 4 MB float32 tile)
+            measured fastest on a 2-core CPU at N = 16384: fewer, larger tiles mean fewer multi-threaded
+            ops to synchronise; 256 × 1024 was about 2× slower there, 2048 × 1024 about the same.
 
     Returns:
         (output [..., N_q, d_v], None): there is no weight matrix to return, that is the point.

@@ -22,9 +22,13 @@ rough bound for the small ones.
 
 How time is measured: wall clock, `--repeats` rounds after one warm-up, the methods interleaved
 within each round (so a burst of load from other processes hits all of them alike), median per
-method. On a machine shared with other busy processes, code made of many small multi-threaded ops
-(tiled) suffers from OpenMP threads waiting for each other far more than one fused kernel: for fair
-numbers there, run with `--threads 1` or with the environment variable OMP_WAIT_POLICY=PASSIVE.
+method. OpenMP threads normally spin (busy-wait) at the end of every parallel region. On a machine
+shared with other busy processes that spinning steals the core a sibling thread needs, and code
+made of many multi-threaded ops (tiled: about six parallel regions per tile) was measured 2-10×
+slower, while one fused kernel (sdpa) hardly notices. So unless OMP_WAIT_POLICY is already set,
+the benchmark re-runs itself in a child process with OMP_WAIT_POLICY=PASSIVE (OpenMP reads it only
+at start-up): idle threads sleep instead of spinning, for every method alike. Set
+OMP_WAIT_POLICY=ACTIVE to measure the spinning default, or use `--threads 1`.
 
 Targets (issue 5): tiled peak ≤ 5% of naive; tiled time ≤ 2× sdpa; max |tiled − naive| ≤ 1e-5.
 The last line printed is one JSON object:
@@ -34,7 +38,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
 import time
 from typing import Any, Callable, Optional
@@ -117,11 +123,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.n < 1 or args.d < 1 or args.repeats < 1 or (args.threads is not None and args.threads < 1):
         parser.error("--n, --d, --repeats and --threads must be positive integers")
+    if "OMP_WAIT_POLICY" not in os.environ:  # see the module docstring: same policy for every method
+        env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+        rest = argv if argv is not None else sys.argv[1:]
+        return subprocess.call([sys.executable, "-m", "attnlib.bench", "complexity", *rest], env=env)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
 
     print(f"attention complexity: N={args.n}, d={args.d}, float32, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, {args.repeats} timed rounds", flush=True)
+          f"{torch.get_num_threads()} threads, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}, "
+          f"{args.repeats} timed rounds", flush=True)
     r = run(args.n, args.d, args.repeats)
 
     print(f"{'method':<8}{'peak MB (allocator)':>21}{'RSS peak Δ MB':>15}{'median ms':>11}"
