@@ -1,4 +1,4 @@
-"""Exercise checkers: each returns nothing on success and prints/raises clear feedback otherwise."""
+"""Exercise checkers: each prints one line of feedback ("✓ Correct" or what is wrong) and returns True/False."""
 from __future__ import annotations
 
 # ---- shared helpers ----
