@@ -2,6 +2,47 @@
 from __future__ import annotations
 
 # ---- shared helpers ----
+from typing import Any, Callable, Optional
+
+import torch
+
+
+def _say(ok: bool, message: str) -> bool:
+    """Print one line of feedback for the learner and return `ok`."""
+    print(("✓ Correct: " if ok else "✗ Not yet: ") + message)
+    return ok
+
+
+def _call(fn: Callable[..., Any], *args: Any, what: str = "a function") -> tuple[Any, Optional[str]]:
+    """Call the learner's code; return (result, None) or (None, a one-line description of the error)."""
+    if not callable(fn):
+        return None, f"expected {what}, got {type(fn).__name__}"
+    try:
+        return fn(*args), None
+    except NotImplementedError:
+        return None, "it is not written yet (it raises NotImplementedError): replace the TODO with your code"
+    except Exception as exc:  # a learner's bug becomes one line of feedback, never a traceback
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return None, f"it raised {type(exc).__name__}: {text}"
+
+
+def _tensor_problem(got: Any, expected: torch.Tensor, atol: float) -> Optional[str]:
+    """Describe how `got` differs from `expected` (type, shape, NaN, largest error and where), or None."""
+    if got is None:
+        return f"your function returned None; expected a tensor of shape {tuple(expected.shape)} (did you forget `return`?)"
+    if not isinstance(got, torch.Tensor):
+        return f"expected a torch.Tensor of shape {tuple(expected.shape)}, got {type(got).__name__}"
+    if tuple(got.shape) != tuple(expected.shape):
+        return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
+    g = got.detach().to(torch.float64)
+    if not bool(torch.isfinite(g).all()):
+        return "your result contains NaN or inf (a large score overflowed exp: subtract the row max first, or use torch.softmax)"
+    err = (g - expected.detach().to(torch.float64)).abs()  # same shape as expected
+    if float(err.max()) > atol:
+        where = tuple(int(i) for i in torch.nonzero(err == err.max())[0].tolist())
+        return (f"largest difference {float(err.max()):.4g} at index {where}: expected "
+                f"{float(expected.double()[where]):.4f}, got {float(g[where]):.4f}")
+    return None
 
 # ---- 01 / 02 ----
 import math
@@ -12,44 +53,10 @@ import torch
 from . import data as _data
 
 
-def _say_0102(ok: bool, message: str) -> bool:
-    """Print one line of feedback for the learner and return `ok`."""
-    print(("✓ Correct: " if ok else "✗ Not yet: ") + message)
-    return ok
 
 
-def _call_0102(fn: Callable[..., Any], *args: Any) -> tuple[Any, Optional[str]]:
-    """Call the learner's function; return (result, None), or (None, a one-line description of the error)."""
-    if not callable(fn):
-        return None, f"expected a function, got {type(fn).__name__}"
-    try:
-        return fn(*args), None
-    except NotImplementedError:
-        return None, "it is not written yet (it raises NotImplementedError): replace the TODO with your code"
-    except Exception as exc:  # a learner's bug becomes one line of feedback, never a traceback
-        return None, f"calling it raised {type(exc).__name__}: {exc}"
 
 
-def _tensor_problem_0102(got: Any, expected: torch.Tensor, atol: float) -> Optional[str]:
-    """Describe how `got` differs from `expected` (type, shape, largest error and where), or None."""
-    if got is None:
-        return f"your function returned None; expected a tensor of shape {tuple(expected.shape)} (did you forget `return`?)"
-    if not isinstance(got, torch.Tensor):
-        return f"expected a torch.Tensor of shape {tuple(expected.shape)}, got {type(got).__name__}"
-    if tuple(got.shape) != tuple(expected.shape):
-        return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
-    g = got.detach().to(torch.float64)
-    if not bool(torch.isfinite(g).all()):
-        return "your result contains NaN or inf"
-    err = (g - expected.to(torch.float64)).abs()  # same shape as expected
-    worst = float(err.max())
-    if worst > atol:
-        where = tuple(int(i) for i in torch.nonzero(err == err.max())[0].tolist())
-        return (
-            f"largest difference {worst:.4g} at index {where}: expected {float(expected.double()[where]):.4f}, "
-            f"got {float(g[where]):.4f}"
-        )
-    return None
 
 
 def check_weighted_sum(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
@@ -66,10 +73,10 @@ def check_weighted_sum(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor])
         weights = torch.softmax(torch.randn(n_q, n_k, generator=gen, dtype=torch.float64), -1)
         values = torch.randn(n_k, d_v, generator=gen, dtype=torch.float64)  # [N_k, d_v]
         expected = weights @ values  # [N_q, d_v]
-        got, error = _call_0102(fn, weights.clone(), values.clone())
+        got, error = _call(fn, weights.clone(), values.clone())
         if error:
-            return _say_0102(False, f"with weights {tuple(weights.shape)} and values {tuple(values.shape)}, {error}")
-        problem = _tensor_problem_0102(got, expected, atol=1e-6)
+            return _say(False, f"with weights {tuple(weights.shape)} and values {tuple(values.shape)}, {error}")
+        problem = _tensor_problem(got, expected, atol=1e-6)
         if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
             g = got.detach().double()
             if torch.allclose(g, values.mean(0).expand_as(expected), atol=1e-6):
@@ -77,8 +84,8 @@ def check_weighted_sum(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor])
             elif torch.allclose(g, values.sum(0).expand_as(expected), atol=1e-6):
                 problem = "you summed the values without their weights"
         if problem:
-            return _say_0102(False, f"with weights {tuple(weights.shape)} and values {tuple(values.shape)}: {problem}")
-    return _say_0102(True, "output[i] = Σ_j weights[i, j] · values[j], which is the matrix product weights @ values.")
+            return _say(False, f"with weights {tuple(weights.shape)} and values {tuple(values.shape)}: {problem}")
+    return _say(True, "output[i] = Σ_j weights[i, j] · values[j], which is the matrix product weights @ values.")
 
 
 def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
@@ -100,10 +107,10 @@ def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
     for label, x, w_q, w_k, sharpness in cases:
         scores = sharpness * (x @ w_q) @ (x @ w_k).T  # [N, N]
         expected = torch.softmax(scores, dim=-1)  # [N, N]
-        got, error = _call_0102(fn, x.clone(), w_q.clone(), w_k.clone(), sharpness)
+        got, error = _call(fn, x.clone(), w_q.clone(), w_k.clone(), sharpness)
         if error:
-            return _say_0102(False, f"on {label}, {error}")
-        problem = _tensor_problem_0102(got, expected, atol=1e-6)
+            return _say(False, f"on {label}, {error}")
+        problem = _tensor_problem(got, expected, atol=1e-6)
         if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
             g = got.detach().double()
             if torch.allclose(g, torch.softmax(scores, dim=0), atol=1e-6):
@@ -115,8 +122,8 @@ def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
             elif torch.allclose(g, torch.softmax(scores / sharpness, -1), atol=1e-6):
                 problem = f"the sharpness ({sharpness}) is missing: multiply the scores by it before the softmax"
         if problem:
-            return _say_0102(False, f"on {label}: {problem}")
-    return _say_0102(True, "weights = softmax(sharpness · Q Kᵀ) row by row, computed from the input itself.")
+            return _say(False, f"on {label}: {problem}")
+    return _say(True, "weights = softmax(sharpness · Q Kᵀ) row by row, computed from the input itself.")
 
 
 def _animal_street_it_row(features: dict[str, float], sharpness: float) -> torch.Tensor:
@@ -142,23 +149,23 @@ def check_undecided_word(features: Any, sharpness: float = 3.0) -> bool:
         True when "it" gives animal and street weights within 0.05 of each other and ≥ 0.9 together.
     """
     if features is None or (isinstance(features, dict) and not features):
-        return _say_0102(False, "no features yet: fill the dict with {feature name: value}, e.g. {'adjective': 1.0}")
+        return _say(False, "no features yet: fill the dict with {feature name: value}, e.g. {'adjective': 1.0}")
     try:
         row = _animal_street_it_row(features, float(sharpness))  # [11]
     except (ValueError, TypeError) as exc:
-        return _say_0102(False, str(exc))
+        return _say(False, str(exc))
     animal, street = float(row[1]), float(row[5])
     if not (math.isfinite(animal) and math.isfinite(street)):
-        return _say_0102(False, "the weights came out NaN: are your feature values finite numbers?")
+        return _say(False, "the weights came out NaN: are your feature values finite numbers?")
     msg = f"'it' gives animal {animal:.3f} and street {street:.3f}"
     if animal + street < 0.9:
-        return _say_0102(False, f"{msg}: together only {animal + street:.3f} < 0.9, so 'it' still looks at other words. "
+        return _say(False, f"{msg}: together only {animal + street:.3f} < 0.9, so 'it' still looks at other words. "
                                "Step 1 reads the last word only if it is an adjective, and carries over only its "
                                "'of-living' and 'of-place' values: those are what sharpen the query of 'it'.")
     if abs(animal - street) > 0.05:
         winner = "animal" if animal > street else "street"
-        return _say_0102(False, f"{msg}: it still prefers the {winner} (difference {abs(animal - street):.3f} > 0.05).")
-    return _say_0102(True, f"{msg}: undecided, because your word says as much about living things as about places.")
+        return _say(False, f"{msg}: it still prefers the {winner} (difference {abs(animal - street):.3f} > 0.05).")
+    return _say(True, f"{msg}: undecided, because your word says as much about living things as about places.")
 
 
 def check_score_matrix(fn: Callable[..., torch.Tensor]) -> bool:
@@ -175,11 +182,11 @@ def check_score_matrix(fn: Callable[..., torch.Tensor]) -> bool:
         w = _data.qkv_projections(d_model, d_k, seed=seed)
         x, w_q, w_k = x.double(), w["W_q"].double(), w["W_k"].double()
         expected = (x @ w_q) @ (x @ w_k).T  # [N, N]
-        got, error = _call_0102(fn, x.clone(), w_q.clone(), w_k.clone())
+        got, error = _call(fn, x.clone(), w_q.clone(), w_k.clone())
         label = f"d_model={d_model}, d_k={d_k}"
         if error:
-            return _say_0102(False, f"with {label}, {error}")
-        problem = _tensor_problem_0102(got, expected, atol=1e-6)
+            return _say(False, f"with {label}, {error}")
+        problem = _tensor_problem(got, expected, atol=1e-6)
         if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
             g = got.detach().double()
             if torch.allclose(g, expected.T, atol=1e-6):
@@ -189,8 +196,8 @@ def check_score_matrix(fn: Callable[..., torch.Tensor]) -> bool:
             elif torch.allclose(g, (x @ w_q) @ (x @ w_q).T, atol=1e-6):
                 problem = "you used W_q twice: the keys come from W_k"
         if problem:
-            return _say_0102(False, f"with {label}: {problem}")
-    return _say_0102(True, "S = Q Kᵀ with Q = X W_q and K = X W_k; S[i, j] = how much query i matches key j.")
+            return _say(False, f"with {label}: {problem}")
+    return _say(True, "S = Q Kᵀ with Q = X W_q and K = X W_k; S[i, j] = how much query i matches key j.")
 
 
 def check_symmetric_pair(W_q: Any, W_k: Any) -> bool:
@@ -204,27 +211,27 @@ def check_symmetric_pair(W_q: Any, W_k: Any) -> bool:
     """
     for name, w in (("W_q", W_q), ("W_k", W_k)):
         if w is None:
-            return _say_0102(False, f"{name} is None: build an [8, 4] tensor")
+            return _say(False, f"{name} is None: build an [8, 4] tensor")
         if not isinstance(w, torch.Tensor):
-            return _say_0102(False, f"{name} must be a torch.Tensor of shape (8, 4), got {type(w).__name__}")
+            return _say(False, f"{name} must be a torch.Tensor of shape (8, 4), got {type(w).__name__}")
         if tuple(w.shape) != (8, 4):
-            return _say_0102(False, f"{name} must have shape (8, 4) [d_model, d_k], got {tuple(w.shape)}")
+            return _say(False, f"{name} must have shape (8, 4) [d_model, d_k], got {tuple(w.shape)}")
         if not bool(torch.isfinite(w).all()):
-            return _say_0102(False, f"{name} contains NaN or inf")
+            return _say(False, f"{name} contains NaN or inf")
     w_q, w_k = W_q.detach().double(), W_k.detach().double()
     if float(w_k.abs().max()) < 1e-6 or float(w_q.abs().max()) < 1e-6:
-        return _say_0102(False, "a zero matrix gives all-zero scores: symmetric, but no attention at all. Use nonzero matrices.")
+        return _say(False, "a zero matrix gives all-zero scores: symmetric, but no attention at all. Use nonzero matrices.")
     if torch.allclose(w_q, w_k, atol=1e-6):
-        return _say_0102(False, "W_k equals W_q: that is the easy case we already saw. Find a W_k that differs from W_q.")
+        return _say(False, "W_k equals W_q: that is the easy case we already saw. Find a W_k that differs from W_q.")
     m = w_q @ w_k.T  # [8, 8], S = X M Xᵀ
     skew = float((m - m.T).norm() / m.norm().clamp_min(1e-12))
     _, x = _data.qkv_sentence(8, seed=9)
     s = (x.double() @ w_q) @ (x.double() @ w_k).T  # [N, N]
     s_skew = float((s - s.T).norm() / s.norm().clamp_min(1e-12))
     if skew > 1e-6:
-        return _say_0102(False, f"M = W_q W_kᵀ is not symmetric (‖M − Mᵀ‖ / ‖M‖ = {skew:.3g}), so the scores of a "
+        return _say(False, f"M = W_q W_kᵀ is not symmetric (‖M − Mᵀ‖ / ‖M‖ = {skew:.3g}), so the scores of a "
                                f"test sentence are not either (‖S − Sᵀ‖ / ‖S‖ = {s_skew:.3g}). Hint: try W_k = W_q @ A.")
-    return _say_0102(True, "W_k ≠ W_q, yet M = W_q W_kᵀ is symmetric, so S = X M Xᵀ is symmetric for every X "
+    return _say(True, "W_k ≠ W_q, yet M = W_q W_kᵀ is symmetric, so S = X M Xᵀ is symmetric for every X "
                            "(test sentence: ‖S − Sᵀ‖ / ‖S‖ < 1e-6).")
 
 
@@ -239,23 +246,23 @@ def check_invisible_direction(x: Any, W_q: torch.Tensor) -> bool:
     """
     d_model = W_q.shape[0]
     if x is None:
-        return _say_0102(False, f"x is None: build a tensor of shape ({d_model},)")
+        return _say(False, f"x is None: build a tensor of shape ({d_model},)")
     if not isinstance(x, torch.Tensor):
-        return _say_0102(False, f"x must be a torch.Tensor of shape ({d_model},), got {type(x).__name__}")
+        return _say(False, f"x must be a torch.Tensor of shape ({d_model},), got {type(x).__name__}")
     if tuple(x.shape) != (d_model,):
-        return _say_0102(False, f"x must have shape ({d_model},) [d_model], got {tuple(x.shape)}")
+        return _say(False, f"x must have shape ({d_model},) [d_model], got {tuple(x.shape)}")
     xd, wd = x.detach().double(), W_q.detach().double()
     if not bool(torch.isfinite(xd).all()):
-        return _say_0102(False, "x contains NaN or inf")
+        return _say(False, "x contains NaN or inf")
     if float(xd.norm()) < 1e-8:
-        return _say_0102(False, "x is the zero vector: every map sends 0 to 0. Find a NONZERO x.")
+        return _say(False, "x is the zero vector: every map sends 0 to 0. Find a NONZERO x.")
     q = xd @ wd  # [d_k]
     rel = float(q.norm() / (xd.norm() * wd.norm()))
     if rel > 1e-5:
-        return _say_0102(False, f"x @ W_q = {[round(v, 4) for v in q.tolist()]} is not zero (relative size {rel:.3g}). "
+        return _say(False, f"x @ W_q = {[round(v, 4) for v in q.tolist()]} is not zero (relative size {rel:.3g}). "
                                "Hint: you need x orthogonal to every column of W_q; the last rows of Uᵀ from "
                                "torch.linalg.svd(W_q) are.")
-    return _say_0102(True, "x @ W_q = 0 (relative size < 1e-5): the queries cannot tell X from X + x. "
+    return _say(True, "x @ W_q = 0 (relative size < 1e-5): the queries cannot tell X from X + x. "
                            f"These invisible directions form a {d_model - int(torch.linalg.matrix_rank(wd))}-dim subspace.")
 
 
@@ -266,42 +273,10 @@ from typing import Any, Callable, Optional
 import torch
 
 
-def _say_0304(ok: bool, message: str) -> bool:
-    """Print one line of feedback for the learner and return `ok`."""
-    print(("✓ Correct: " if ok else "✗ Not yet: ") + message)
-    return ok
 
 
-def _call_0304(fn: Callable[..., Any], *args: Any) -> tuple[Any, Optional[str]]:
-    """Call the learner's function; return (result, None), or (None, a one-line description of the error)."""
-    if not callable(fn):
-        return None, f"expected a function, got {type(fn).__name__}"
-    try:
-        return fn(*args), None
-    except Exception as exc:  # a learner's bug becomes one line of feedback, never a traceback
-        return None, f"calling it raised {type(exc).__name__}: {exc}"
 
 
-def _tensor_problem_0304(got: Any, expected: torch.Tensor, atol: float) -> Optional[str]:
-    """Describe how `got` differs from `expected` (type, shape, NaN, largest error and where), or None."""
-    if got is None:
-        return f"your function returned None; expected a tensor of shape {tuple(expected.shape)} (did you forget `return`?)"
-    if not isinstance(got, torch.Tensor):
-        return f"expected a torch.Tensor of shape {tuple(expected.shape)}, got {type(got).__name__}"
-    if tuple(got.shape) != tuple(expected.shape):
-        return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
-    got = got.detach().to(torch.float64)
-    if not bool(torch.isfinite(got).all()):
-        return "your result contains NaN or inf (large exponents overflow: use torch.softmax, or subtract the row max before exp)"
-    err = (got - expected.to(torch.float64)).abs()  # same shape as expected
-    worst = float(err.max())
-    if worst > atol:
-        where = tuple(int(i) for i in torch.nonzero(err == err.max())[0].tolist())
-        return (
-            f"largest difference {worst:.4g} at index {where}: expected {float(expected.double()[where]):.4f}, "
-            f"got {float(got[where]):.4f}"
-        )
-    return None
 
 
 def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
@@ -320,10 +295,10 @@ def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
         K = torch.randn(*k_shape, generator=gen)  # [..., N_k, d_k]
         d_k = q_shape[-1]
         expected = Q @ K.transpose(-2, -1) / math.sqrt(d_k)  # [..., N_q, N_k]
-        got, error = _call_0304(fn, Q.clone(), K.clone())
+        got, error = _call(fn, Q.clone(), K.clone())
         if error:
-            return _say_0304(False, f"with Q {q_shape} and K {k_shape}, {error}")
-        problem = _tensor_problem_0304(got, expected, atol=1e-4)
+            return _say(False, f"with Q {q_shape} and K {k_shape}, {error}")
+        problem = _tensor_problem(got, expected, atol=1e-4)
         if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
             ratio = float((got.double().flatten() @ expected.double().flatten()) / (expected.double().norm() ** 2))
             for factor, hint in ((math.sqrt(d_k), "did you forget to divide by √d_k?"),
@@ -331,8 +306,8 @@ def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
                 if abs(ratio - factor) < 1e-3 * factor:
                     problem = f"your scores are {ratio:.4g} times the expected ones (d_k = {d_k}): {hint}"
         if problem:
-            return _say_0304(False, f"with Q {q_shape} and K {k_shape}: {problem}")
-    return _say_0304(True, "scores = Q Kᵀ / √d_k on plain and batched inputs.")
+            return _say(False, f"with Q {q_shape} and K {k_shape}: {problem}")
+    return _say(True, "scores = Q Kᵀ / √d_k on plain and batched inputs.")
 
 
 def check_score_variance(fn: Callable[[int, float, float], float]) -> bool:
@@ -347,21 +322,21 @@ def check_score_variance(fn: Callable[[int, float, float], float]) -> bool:
     for d_k in (1, 4, 64, 512):
         for var_q, var_k in ((1.0, 1.0), (4.0, 1.0), (0.25, 9.0)):
             expected = d_k * var_q * var_k
-            got, error = _call_0304(fn, d_k, var_q, var_k)
+            got, error = _call(fn, d_k, var_q, var_k)
             if error:
-                return _say_0304(False, f"score_variance({d_k}, {var_q}, {var_k}): {error}")
+                return _say(False, f"score_variance({d_k}, {var_q}, {var_k}): {error}")
             try:
                 value = float(got)
             except (TypeError, ValueError):
-                return _say_0304(False, f"score_variance({d_k}, {var_q}, {var_k}) returned {got!r}; expected a number")
+                return _say(False, f"score_variance({d_k}, {var_q}, {var_k}) returned {got!r}; expected a number")
             if not math.isclose(value, expected, rel_tol=1e-6):
                 hint = ""
                 if math.isclose(value, d_k, rel_tol=1e-6) and expected != d_k:
                     hint = " The component variances matter too: each term q_i k_i has variance var_q · var_k."
                 elif math.isclose(value, math.sqrt(d_k) * var_q * var_k, rel_tol=1e-6):
                     hint = " Variances of independent terms add up: a sum of d_k terms has d_k times the variance."
-                return _say_0304(False, f"score_variance({d_k}, {var_q}, {var_k}) returned {value:.4g}, expected {expected:.4g}.{hint}")
-    return _say_0304(True, "Var(q·k) = d_k · Var(q_i) · Var(k_i) for independent zero-mean components.")
+                return _say(False, f"score_variance({d_k}, {var_q}, {var_k}) returned {value:.4g}, expected {expected:.4g}.{hint}")
+    return _say(True, "Var(q·k) = d_k · Var(q_i) · Var(k_i) for independent zero-mean components.")
 
 
 def check_softmax_jacobian(fn: Callable[[torch.Tensor], torch.Tensor]) -> bool:
@@ -381,10 +356,10 @@ def check_softmax_jacobian(fn: Callable[[torch.Tensor], torch.Tensor]) -> bool:
     for z in logits:
         s = torch.softmax(z, dim=-1)  # [N]
         expected = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=-1), z)  # [N, N]
-        got, error = _call_0304(fn, s.clone())
+        got, error = _call(fn, s.clone())
         if error:
-            return _say_0304(False, f"for s = {[round(x, 4) for x in s.tolist()]}, {error}")
-        problem = _tensor_problem_0304(got, expected, atol=1e-6)
+            return _say(False, f"for s = {[round(x, 4) for x in s.tolist()]}, {error}")
+        problem = _tensor_problem(got, expected, atol=1e-6)
         if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
             g = got.detach().double()
             if torch.allclose(g, torch.diag(s), atol=1e-6):
@@ -392,8 +367,8 @@ def check_softmax_jacobian(fn: Callable[[torch.Tensor], torch.Tensor]) -> bool:
             elif torch.allclose(g, -torch.outer(s, s), atol=1e-6):
                 problem = "you returned −s sᵀ only: add diag(s)"
         if problem:
-            return _say_0304(False, f"for s = {[round(x, 4) for x in s.tolist()]}: {problem}")
-    return _say_0304(True, "∂s/∂z = diag(s) − s sᵀ matches autograd.")
+            return _say(False, f"for s = {[round(x, 4) for x in s.tolist()]}: {problem}")
+    return _say(True, "∂s/∂z = diag(s) − s sᵀ matches autograd.")
 
 
 def check_soft_read(fn: Callable[..., torch.Tensor]) -> bool:
@@ -412,10 +387,10 @@ def check_soft_read(fn: Callable[..., torch.Tensor]) -> bool:
     for temperature in (1.0, 5.0, 0.001):
         weights = torch.softmax(keys @ query / temperature, dim=-1)  # [n]
         expected = weights @ values  # [d_v]
-        got, error = _call_0304(fn, query.clone(), keys.clone(), values.clone(), temperature)
+        got, error = _call(fn, query.clone(), keys.clone(), values.clone(), temperature)
         if error:
-            return _say_0304(False, f"at temperature {temperature}, {error}")
-        problem = _tensor_problem_0304(got, expected, atol=1e-6)
+            return _say(False, f"at temperature {temperature}, {error}")
+        problem = _tensor_problem(got, expected, atol=1e-6)
         if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
             g = got.detach().double()
             if torch.allclose(g, torch.softmax(keys @ query * temperature, dim=-1) @ values, atol=1e-6):
@@ -423,8 +398,8 @@ def check_soft_read(fn: Callable[..., torch.Tensor]) -> bool:
             elif torch.allclose(g, (keys @ query / temperature) @ values, atol=1e-6):
                 problem = "the scores went into the sum without a softmax"
         if problem:
-            return _say_0304(False, f"at temperature {temperature}: {problem}")
-    return _say_0304(True, "read = softmax(K q / T) V, also at T = 0.001 where it is a hard lookup.")
+            return _say(False, f"at temperature {temperature}: {problem}")
+    return _say(True, "read = softmax(K q / T) V, also at T = 0.001 where it is a hard lookup.")
 
 
 def check_causal_mask(fn: Callable[[int], torch.Tensor]) -> bool:
@@ -438,25 +413,25 @@ def check_causal_mask(fn: Callable[[int], torch.Tensor]) -> bool:
     """
     for n in (1, 4, 7):
         expected = torch.ones(n, n).tril()  # [n, n], 1 = may attend
-        got, error = _call_0304(fn, n)
+        got, error = _call(fn, n)
         if error:
-            return _say_0304(False, f"causal_mask({n}): {error}")
+            return _say(False, f"causal_mask({n}): {error}")
         if not isinstance(got, torch.Tensor):
-            return _say_0304(False, f"causal_mask({n}) returned {type(got).__name__}; expected a bool tensor of shape ({n}, {n})")
+            return _say(False, f"causal_mask({n}) returned {type(got).__name__}; expected a bool tensor of shape ({n}, {n})")
         if tuple(got.shape) != (n, n):
-            return _say_0304(False, f"causal_mask({n}) has shape {tuple(got.shape)}; expected ({n}, {n})")
+            return _say(False, f"causal_mask({n}) has shape {tuple(got.shape)}; expected ({n}, {n})")
         if got.dtype != torch.bool and not bool(((got == 0) | (got == 1)).all()):
-            return _say_0304(False, f"causal_mask({n}) must hold only True/False (or 1/0), found other values")
+            return _say(False, f"causal_mask({n}) must hold only True/False (or 1/0), found other values")
         g = got.detach().double()
         if torch.equal(g, expected):
             continue
         if torch.equal(g, expected.T):
-            return _say_0304(False, f"causal_mask({n}) is transposed: row i is query i and must be True for keys 0..i (lower triangle)")
+            return _say(False, f"causal_mask({n}) is transposed: row i is query i and must be True for keys 0..i (lower triangle)")
         if torch.equal(g, expected.tril(-1)):
-            return _say_0304(False, f"causal_mask({n}) leaves out the diagonal: a token may attend to itself")
+            return _say(False, f"causal_mask({n}) leaves out the diagonal: a token may attend to itself")
         row = int(torch.nonzero((g != expected).any(dim=1))[0])
-        return _say_0304(False, f"causal_mask({n}): row {row} (query {row}) is {g[row].int().tolist()}, expected {expected[row].int().tolist()}")
-    return _say_0304(True, "query i may attend to keys 0..i and never to the future.")
+        return _say(False, f"causal_mask({n}): row {row} (query {row}) is {g[row].int().tolist()}, expected {expected[row].int().tolist()}")
+    return _say(True, "query i may attend to keys 0..i and never to the future.")
 
 
 def check_cnn_layers_needed(fn: Callable[[int, int], int]) -> bool:
@@ -472,19 +447,19 @@ def check_cnn_layers_needed(fn: Callable[[int, int], int]) -> bool:
         half = (kernel_size - 1) // 2
         for distance in (0, 1, 2, 3, 7, 10, 31):
             expected = -(-distance // half)  # ceil(distance / half)
-            got, error = _call_0304(fn, distance, kernel_size)
+            got, error = _call(fn, distance, kernel_size)
             if error:
-                return _say_0304(False, f"cnn_layers_needed({distance}, {kernel_size}): {error}")
+                return _say(False, f"cnn_layers_needed({distance}, {kernel_size}): {error}")
             if isinstance(got, bool) or not isinstance(got, (int, float)) or float(got) != int(float(got)):
-                return _say_0304(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got!r}; expected a whole number of layers")
+                return _say(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got!r}; expected a whole number of layers")
             if int(got) != expected:
                 hint = ""
                 if int(got) == -(-distance // (kernel_size - 1)):
                     hint = " Each layer reaches (k − 1)/2 positions to EACH side, not k − 1 to one side."
                 elif int(got) == distance // half:
                     hint = " Round up: a partial step still needs a whole layer."
-                return _say_0304(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got}, expected {expected}.{hint}")
-    return _say_0304(True, "a stack of L layers with kernel k reaches L·(k − 1)/2 positions to each side.")
+                return _say(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got}, expected {expected}.{hint}")
+    return _say(True, "a stack of L layers with kernel k reaches L·(k − 1)/2 positions to each side.")
 
 
 # ---- 05 ----
@@ -498,42 +473,10 @@ from .modules import MultiHeadAttention as _MHA_05
 from .modules import relation_mass as _relation_mass_05
 
 
-def _say_05(ok: bool, message: str) -> bool:
-    """Print one line of feedback for the learner and return `ok`."""
-    print(("✓ Correct: " if ok else "✗ Not yet: ") + message)
-    return ok
 
 
-def _call_05(fn: _Callable_05, *args: object) -> tuple[object, _Optional_05[str]]:
-    """Call the learner's function; return (result, None) or (None, a one-line description of the error)."""
-    if not callable(fn):
-        return None, f"expected a function, got {type(fn).__name__}"
-    try:
-        return fn(*args), None
-    except NotImplementedError:
-        return None, "it is not written yet (it raises NotImplementedError): replace the TODO with your code"
-    except Exception as exc:  # a learner's bug becomes one line of feedback, never a traceback
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return None, f"it raised {type(exc).__name__}: {text}"
 
 
-def _tensor_problem_05(got: object, expected: _torch_05.Tensor, atol: float) -> _Optional_05[str]:
-    """Describe how `got` differs from `expected` (type, shape, largest error and where), or None."""
-    if got is None:
-        return f"it returned None; expected a tensor of shape {tuple(expected.shape)} (did you forget `return`?)"
-    if not isinstance(got, _torch_05.Tensor):
-        return f"expected a torch.Tensor of shape {tuple(expected.shape)}, got {type(got).__name__}"
-    if tuple(got.shape) != tuple(expected.shape):
-        return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
-    g = got.detach().to(_torch_05.float64)
-    if not bool(_torch_05.isfinite(g).all()):
-        return "the result contains NaN or inf"
-    err = (g - expected.detach().to(_torch_05.float64)).abs()
-    if float(err.max()) > atol:
-        where = tuple(int(i) for i in _torch_05.nonzero(err == err.max())[0].tolist())
-        return (f"largest difference {float(err.max()):.4g} at index {where}: expected "
-                f"{float(expected.double()[where]):.4f}, got {float(g[where]):.4f}")
-    return None
 
 
 def check_param_count(fn: _Callable_05[[int, int], int]) -> bool:
@@ -547,9 +490,9 @@ def check_param_count(fn: _Callable_05[[int, int], int]) -> bool:
     """
     for d_model, heads in ((8, 1), (8, 2), (12, 3), (32, 8), (64, 4)):
         expected = sum(p.numel() for p in _MHA_05(d_model, heads).parameters())
-        got, error = _call_05(fn, d_model, heads)
+        got, error = _call(fn, d_model, heads)
         if error:
-            return _say_05(False, f"param_count({d_model}, {heads}): {error}")
+            return _say(False, f"param_count({d_model}, {heads}): {error}")
         if isinstance(got, _torch_05.Tensor) and got.numel() == 1:
             got = got.item()
         if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
@@ -559,8 +502,8 @@ def check_param_count(fn: _Callable_05[[int, int], int]) -> bool:
             elif isinstance(got, (int, float)) and heads > 1 and got in (4 * (d_model * d_model // heads + d_model),
                                                                          4 * heads * (d_model * d_model + d_model)):
                 hint = " The count must not change with num_heads: the h heads share one d_model × d_model matrix per projection."
-            return _say_05(False, f"param_count({d_model}, {heads}) returned {got!r}, expected {expected}.{hint}")
-    return _say_05(True, "4·(d_model² + d_model) parameters, whatever num_heads is.")
+            return _say(False, f"param_count({d_model}, {heads}) returned {got!r}, expected {expected}.{hint}")
+    return _say(True, "4·(d_model² + d_model) parameters, whatever num_heads is.")
 
 
 def check_head_contribution(fn: _Callable_05[..., _torch_05.Tensor]) -> bool:
@@ -590,12 +533,12 @@ def check_head_contribution(fn: _Callable_05[..., _torch_05.Tensor]) -> bool:
     for i in range(heads):
         head_i = per_head[:, i].clone()  # [B, N, d_k]
         expected = head_i @ W[:, i * d_k:(i + 1) * d_k].T  # [B, N, d_model]
-        got, error = _call_05(fn, head_i, W.clone(), i)
+        got, error = _call(fn, head_i, W.clone(), i)
         if error:
             hint = (f" (head_i is [B, N, d_k={d_k}]: multiply it by the d_k rows of W^O that belong to head {i})"
                     if "shape" in error else "")
-            return _say_05(False, f"for head {i} (d_k = {d_k}, d_model = {d_model}): {error}{hint}")
-        problem = _tensor_problem_05(got, expected, atol=1e-5)
+            return _say(False, f"for head {i} (d_k = {d_k}, d_model = {d_model}): {error}{hint}")
+        problem = _tensor_problem(got, expected, atol=1e-5)
         if problem and isinstance(got, _torch_05.Tensor) and got.shape == expected.shape:
             g = got.detach()
             if _torch_05.allclose(g, head_i @ W[i * d_k:(i + 1) * d_k, :], atol=1e-5):
@@ -608,11 +551,11 @@ def check_head_contribution(fn: _Callable_05[..., _torch_05.Tensor]) -> bool:
         if problem and isinstance(got, _torch_05.Tensor) and got.shape != expected.shape:
             problem += f" (head_i is [B, N, d_k={d_k}]; it meets only the d_k rows of W^O that belong to head {i})"
         if problem:
-            return _say_05(False, f"head {i}: {problem}")
+            return _say(False, f"head {i}: {problem}")
         total = total + got.detach()
     if not _torch_05.allclose(total, out, atol=1e-5):
-        return _say_05(False, "each head looked right but their sum plus the bias differs from the module's output")
-    return _say_05(True, "Σ_i head_i · W_O[rows of head i] + bias equals the module's output: heads are added, not placed side by side.")
+        return _say(False, "each head looked right but their sum plus the bias differs from the module's output")
+    return _say(True, "Σ_i head_i · W_O[rows of head i] + bias equals the module's output: heads are added, not placed side by side.")
 
 
 def check_relation_mass(fn: _Callable_05[[_torch_05.Tensor, _torch_05.Tensor], _torch_05.Tensor]) -> bool:
@@ -629,18 +572,18 @@ def check_relation_mass(fn: _Callable_05[[_torch_05.Tensor, _torch_05.Tensor], _
         weights = _torch_05.softmax(3 * _torch_05.randn(batch, heads, n_q, n_k, generator=gen), dim=-1)
         targets = _torch_05.randint(0, n_k, (batch, n_q), generator=gen)  # [B, N_q]
         expected = _relation_mass_05(weights, targets)  # [heads]
-        got, error = _call_05(fn, weights.clone(), targets.clone())
+        got, error = _call(fn, weights.clone(), targets.clone())
         if error:
-            return _say_05(False, f"with weights {tuple(weights.shape)} and targets {tuple(targets.shape)}: {error}")
-        problem = _tensor_problem_05(got, expected, atol=1e-5)
+            return _say(False, f"with weights {tuple(weights.shape)} and targets {tuple(targets.shape)}: {error}")
+        problem = _tensor_problem(got, expected, atol=1e-5)
         if problem and isinstance(got, _torch_05.Tensor) and got.shape == expected.shape:
             if _torch_05.allclose(got.detach(), expected * n_q * batch, atol=1e-4):
                 problem = "you summed over batch and queries; take the mean so that 1 means 'always on the target'"
         elif problem and isinstance(got, _torch_05.Tensor) and got.numel() == 1:
             problem += " (one number for all heads: average over batch and queries only, keep the heads axis)"
         if problem:
-            return _say_05(False, f"with weights {tuple(weights.shape)} and targets {tuple(targets.shape)}: {problem}")
-    return _say_05(True, "weights[b, h, i, targets[b, i]] averaged over b and i, one number per head.")
+            return _say(False, f"with weights {tuple(weights.shape)} and targets {tuple(targets.shape)}: {problem}")
+    return _say(True, "weights[b, h, i, targets[b, i]] averaged over b and i, one number per head.")
 
 # ---- 06 ----
 # Checkers for notebook 06. Each runs the learner's code on seeded inputs next to a reference,
@@ -658,26 +601,16 @@ from .modules import MultiHeadAttention as _MHA_06
 _TOL_06 = 1e-5  # float32 tolerance for every comparison below
 
 
-def _say_06(ok: bool, message: str) -> bool:
-    """Print one line of feedback for the learner and return `ok`."""
-    print(("✓ Correct: " if ok else "✗ Not yet: ") + message)
-    return ok
 
 
 def _call_06(fn: _Callable_06, *args: object) -> tuple[object, _Optional_06[str]]:
-    """Call the learner's code; return (result, None) or (None, a one-line description of the error)."""
-    if not callable(fn):
-        return None, f"expected a function or module, got {type(fn).__name__}"
-    try:
-        return fn(*args), None
-    except Exception as exc:  # a learner's bug becomes one line of feedback, never a traceback
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        hint = ""
-        if "view size is not compatible" in text:
-            hint = " (view needs contiguous memory: call .contiguous() after transpose, or use .reshape)"
-        elif "invalid for input of size" in text:
-            hint = " (read the sizes from the tensor's .shape, not from notebook variables: the checker uses its own sizes)"
-        return None, f"it raised {type(exc).__name__}: {text}{hint}"
+    """`_call` for code that may be a module too, with hints for the usual view/reshape errors."""
+    result, problem = _call(fn, *args, what="a function or module")
+    if problem and "view size is not compatible" in problem:
+        problem += " (view needs contiguous memory: call .contiguous() after transpose, or use .reshape)"
+    elif problem and "invalid for input of size" in problem:
+        problem += " (read the sizes from the tensor's .shape, not from notebook variables: the checker uses its own sizes)"
+    return result, problem
 
 
 def _pair_problem_06(result: object, out_shape: tuple, w_shape: tuple) -> _Optional_06[str]:
@@ -832,18 +765,18 @@ def check_merge_heads(merge_heads: _Callable_06[[_torch_06.Tensor], _torch_06.Te
     expected = tags.transpose(1, 2).contiguous().view(B, N, H * D)  # [B, N, d_model]
     got, error = _call_06(merge_heads, tags.clone())
     if error:
-        return _say_06(False, f"merge_heads on a [{B}, {H}, {N}, {D}] tensor: {error}")
+        return _say(False, f"merge_heads on a [{B}, {H}, {N}, {D}] tensor: {error}")
     if not isinstance(got, _torch_06.Tensor):
-        return _say_06(False, f"merge_heads must return a tensor [batch, seq, d_model], got {type(got).__name__}")
+        return _say(False, f"merge_heads must return a tensor [batch, seq, d_model], got {type(got).__name__}")
     if tuple(got.shape) != (B, N, H * D):
-        return _say_06(False, f"merge_heads turned [{B}, {H}, {N}, {D}] [batch, heads, seq, d_k] into {list(got.shape)}; "
+        return _say(False, f"merge_heads turned [{B}, {H}, {N}, {D}] [batch, heads, seq, d_k] into {list(got.shape)}; "
                               f"expected [{B}, {N}, {H * D}] [batch, seq, heads·d_k]")
     g = got.detach().double()
     if _torch_06.equal(g, expected):
-        return _say_06(True, f"[batch, heads, seq, d_k] → [batch, seq, d_model]: token t's row is "
+        return _say(True, f"[batch, heads, seq, d_k] → [batch, seq, d_model]: token t's row is "
                              f"[head 0 · t | head 1 · t | … | head {H - 1} · t].")
     if not bool(_torch_06.isin(g, tags).all()):
-        return _say_06(False, "merge_heads changed the numbers; it should only move them (transpose, then view)")
+        return _say(False, "merge_heads changed the numbers; it should only move them (transpose, then view)")
 
     def describe(row: _torch_06.Tensor) -> str:
         """Name the (head, token) pair behind each d_k-wide block of one output row."""
@@ -863,7 +796,7 @@ def check_merge_heads(merge_heads: _Callable_06[[_torch_06.Tensor], _torch_06.Te
         message = ("the heads are mixed across tokens. " + message +
                    "\n    view() reads memory in order, and [batch, heads, seq, d_k] stores each head's whole sequence"
                    "\n    together: transpose(1, 2) first (→ [batch, seq, heads, d_k]), then .contiguous().view(batch, seq, d_model)")
-    return _say_06(False, message)
+    return _say(False, message)
 
 
 def check_attention(attention: _Callable_06[..., tuple[_torch_06.Tensor, _torch_06.Tensor]]) -> bool:
@@ -883,34 +816,34 @@ def check_attention(attention: _Callable_06[..., tuple[_torch_06.Tensor, _torch_
         args = (Q.clone(), K.clone(), V.clone()) + (() if m is None else (m.clone(),))
         result, error = _call_06(attention, *args)
         if error:
-            return _say_06(False, f"{case}, {error}")
+            return _say(False, f"{case}, {error}")
         problem = _pair_problem_06(result, (B, H, N_q, D), (B, H, N_q, N_k))
         if problem:
-            return _say_06(False, f"{case}: {problem}")
+            return _say(False, f"{case}: {problem}")
         out, weights = result
         problem = _weights_problem_06(weights, Q, K, m)
         if problem:
-            return _say_06(False, f"{case}: {problem}")
+            return _say(False, f"{case}: {problem}")
         ref_out = _sdpa_06(Q.double(), K.double(), V.double(), m)[0]  # [B, h, N_q, d_k]
         if _max_diff_06(out, ref_out) > _TOL_06:
             if _max_diff_06(out, weights.detach().double() @ K.double()) <= _TOL_06:
-                return _say_06(False, f"{case}: the weights are right but the output is weights @ K; it must be weights @ V")
-            return _say_06(False, f"{case}: the weights are right but the output is not weights @ V "
+                return _say(False, f"{case}: the weights are right but the output is weights @ K; it must be weights @ V")
+            return _say(False, f"{case}: the weights are right but the output is not weights @ V "
                                   f"(largest difference {_max_diff_06(out, ref_out):.4g})")
     # gradients reach Q, K and V like the reference's
     leaves = [t.clone().requires_grad_() for t in (Q, K, V)]
     result, error = _call_06(attention, *leaves, mask.clone())
     if error:
-        return _say_06(False, f"with inputs that require gradients, {error}")
+        return _say(False, f"with inputs that require gradients, {error}")
     out = result[0]
     if not out.requires_grad:
-        return _say_06(False, "the output carries no gradient: avoid .detach(), .data, .numpy() and torch.no_grad() inside")
+        return _say(False, "the output carries no gradient: avoid .detach(), .data, .numpy() and torch.no_grad() inside")
     grads = _torch_06.autograd.grad(out.sum(), leaves, allow_unused=True)
     refs = [t.clone().double().requires_grad_() for t in (Q, K, V)]
     ref_grads = _torch_06.autograd.grad(_sdpa_06(*refs, mask)[0].sum(), refs)
     for name, g, r in zip("QKV", grads, ref_grads):
         if g is None or _max_diff_06(g, r) > _TOL_06:
-            return _say_06(False, f"the forward pass matches but the gradient with respect to {name} does not: "
+            return _say(False, f"the forward pass matches but the gradient with respect to {name} does not: "
                                   "avoid in-place changes to tensors autograd needs")
     # a fully masked row: not an error either way, but worth knowing
     full = mask.clone()
@@ -919,7 +852,7 @@ def check_attention(attention: _Callable_06[..., tuple[_torch_06.Tensor, _torch_
     note = ""
     if error is None and not bool(_torch_06.isfinite(result[1].detach()[0, :, 0]).all()):
         note = " (Note: a fully masked row gives NaN with your fill value; the article's −1e9 gives uniform weights.)"
-    return _say_06(True, f"weights [{B}, {H}, {N_q}, {N_k}] sum to 1 over the keys, scores scaled by 1/√d_k, masked keys "
+    return _say(True, f"weights [{B}, {H}, {N_q}, {N_k}] sum to 1 over the keys, scores scaled by 1/√d_k, masked keys "
                          f"get 0, and output and gradients match the reference.{note}")
 
 
@@ -938,14 +871,14 @@ def check_multi_head_attention(module: _Union_06[_nn_06.Module, type]) -> bool:
         try:
             learner = module(32, 4)
         except Exception as exc:
-            return _say_06(False, f"{module.__name__}(d_model=32, num_heads=4) raised {type(exc).__name__}: {exc}")
+            return _say(False, f"{module.__name__}(d_model=32, num_heads=4) raised {type(exc).__name__}: {exc}")
     elif isinstance(module, _nn_06.Module):
         learner = _copy_06.deepcopy(module)  # loading weights must not touch the learner's own module
     else:
-        return _say_06(False, f"pass your module class or an instance, got {type(module).__name__}")
+        return _say(False, f"pass your module class or an instance, got {type(module).__name__}")
     d_model, heads = getattr(learner, "d_model", None), getattr(learner, "num_heads", None)
     if not isinstance(d_model, int) or not isinstance(heads, int):
-        return _say_06(False, "the module needs integer attributes d_model and num_heads, as in the article")
+        return _say(False, "the module needs integer attributes d_model and num_heads, as in the article")
     d_k = d_model // heads
     with _torch_06.random.fork_rng():
         _torch_06.manual_seed(60)
@@ -955,7 +888,7 @@ def check_multi_head_attention(module: _Union_06[_nn_06.Module, type]) -> bool:
         learner.float()  # the checks run in float32, whatever the notebook's default dtype
     except Exception as exc:
         keys = sorted(learner.state_dict().keys())
-        return _say_06(False, f"its state_dict does not load the reference's weights ({type(exc).__name__}). Expected "
+        return _say(False, f"its state_dict does not load the reference's weights ({type(exc).__name__}). Expected "
                               f"keys W_q.weight, W_q.bias, …, W_o.bias; yours are {keys}")
     gen = _torch_06.Generator().manual_seed(61)
     B, N_q, N_k = 2, 4, 6
@@ -969,10 +902,10 @@ def check_multi_head_attention(module: _Union_06[_nn_06.Module, type]) -> bool:
         args = (q_in.clone(), kv_in.clone(), kv_in.clone()) + (() if m is None else (m.clone(),))
         result, error = _call_06(learner, *args)
         if error:
-            return _say_06(False, f"{case}: {error}")
+            return _say(False, f"{case}: {error}")
         problem = _pair_problem_06(result, (B, n_q, d_model), (B, heads, n_q, N_k))
         if problem:
-            return _say_06(False, f"{case}: {problem}")
+            return _say(False, f"{case}: {problem}")
         out, weights = result
         with _torch_06.no_grad():
             ref_out, ref_w = ref(q_in, kv_in, kv_in, m)
@@ -983,37 +916,37 @@ def check_multi_head_attention(module: _Union_06[_nn_06.Module, type]) -> bool:
             K_bad = ref.W_k(kv_in).reshape(B, heads, N_k, d_k)
         if _max_diff_06(weights, ref_w) > _TOL_06:
             if _max_diff_06(weights, _sdpa_06(Q_bad, K_bad, K_bad, m)[1]) <= _TOL_06:
-                return _say_06(False, f"{case}: splitting heads went wrong: you viewed [batch, seq, d_model] straight "
+                return _say(False, f"{case}: splitting heads went wrong: you viewed [batch, seq, d_model] straight "
                                       "as [batch, heads, seq, d_k], which mixes tokens into heads. view to "
                                       "[batch, seq, heads, d_k] first, then transpose(1, 2)")
             problem = _weights_problem_06(weights, Q, K, m)
-            return _say_06(False, f"{case}: {problem or 'the weights differ from the reference'}")
+            return _say(False, f"{case}: {problem or 'the weights differ from the reference'}")
         if _max_diff_06(out, ref_out) > _TOL_06:
             heads_out = ref_w @ V  # [B, h, N_q, d_k]
             with _torch_06.no_grad():
                 no_transpose = ref.W_o(heads_out.reshape(B, n_q, d_model))  # merge without transpose
             concat = ref.merge_heads(heads_out)  # [B, N_q, d_model]
             if _max_diff_06(out, no_transpose) <= _TOL_06:
-                return _say_06(False, f"{case}: weights match, but merging heads mixes tokens: transpose(1, 2) "
+                return _say(False, f"{case}: weights match, but merging heads mixes tokens: transpose(1, 2) "
                                       "before .contiguous().view(batch, seq, d_model)")
             if _max_diff_06(out, concat) <= _TOL_06:
-                return _say_06(False, f"{case}: weights match, but the output skips the final projection W_o")
-            return _say_06(False, f"{case}: weights match but the output differs from the reference by up to "
+                return _say(False, f"{case}: weights match, but the output skips the final projection W_o")
+            return _say(False, f"{case}: weights match but the output differs from the reference by up to "
                                   f"{_max_diff_06(out, ref_out):.4g}")
     leaves = [t.clone().requires_grad_() for t in (x_q, x_kv, x_kv)]
     result, error = _call_06(learner, *leaves, mask.clone())
     if error:
-        return _say_06(False, f"with inputs that require gradients, {error}")
+        return _say(False, f"with inputs that require gradients, {error}")
     out = result[0]
     if not out.requires_grad:
-        return _say_06(False, "the output carries no gradient: avoid .detach(), .data and torch.no_grad() inside forward")
+        return _say(False, "the output carries no gradient: avoid .detach(), .data and torch.no_grad() inside forward")
     grads = _torch_06.autograd.grad(out.sum(), leaves, allow_unused=True)
     refs = [t.clone().requires_grad_() for t in (x_q, x_kv, x_kv)]
     ref_grads = _torch_06.autograd.grad(ref(*refs, mask)[0].sum(), refs)
     for name, g, r in zip(("query", "key", "value"), grads, ref_grads):
         if g is None or _max_diff_06(g, r) > _TOL_06:
-            return _say_06(False, f"the forward pass matches but the gradient with respect to {name} does not")
-    return _say_06(True, f"same state_dict as al.MultiHeadAttention({d_model}, {heads}); outputs, weights "
+            return _say(False, f"the forward pass matches but the gradient with respect to {name} does not")
+    return _say(True, f"same state_dict as al.MultiHeadAttention({d_model}, {heads}); outputs, weights "
                          f"[B, {heads}, N_q, N_k] and gradients match, with and without a mask.")
 
 
@@ -1025,42 +958,10 @@ from typing import Any as _Any_07, Callable as _Callable_07, Optional as _Option
 import torch as _torch_07
 
 
-def _say_07(ok: bool, message: str) -> bool:
-    """Print one line of feedback for the learner and return `ok`."""
-    print(("✓ Correct: " if ok else "✗ Not yet: ") + message)
-    return ok
 
 
-def _call_07(fn: _Callable_07, *args: object) -> tuple[object, _Optional_07[str]]:
-    """Call the learner's function; return (result, None) or (None, a one-line description of the error)."""
-    if not callable(fn):
-        return None, f"expected a function, got {type(fn).__name__}"
-    try:
-        return fn(*args), None
-    except NotImplementedError:
-        return None, "it is not written yet (it raises NotImplementedError): replace the TODO with your code"
-    except Exception as exc:  # a learner's bug becomes one line of feedback, never a traceback
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return None, f"it raised {type(exc).__name__}: {text}"
 
 
-def _tensor_problem_07(got: object, expected: _torch_07.Tensor, atol: float) -> _Optional_07[str]:
-    """Describe how `got` differs from `expected` (type, shape, NaN, largest error and where), or None."""
-    if got is None:
-        return f"it returned None; expected a tensor of shape {tuple(expected.shape)} (did you forget `return`?)"
-    if not isinstance(got, _torch_07.Tensor):
-        return f"expected a torch.Tensor of shape {tuple(expected.shape)}, got {type(got).__name__}"
-    if tuple(got.shape) != tuple(expected.shape):
-        return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
-    g = got.detach().to(_torch_07.float64)
-    if not bool(_torch_07.isfinite(g).all()):
-        return "the result contains NaN or inf (an exp of a large score overflowed?)"
-    err = (g - expected.detach().to(_torch_07.float64)).abs()
-    if float(err.max()) > atol:
-        where = tuple(int(i) for i in _torch_07.nonzero(err == err.max())[0].tolist())
-        return (f"largest difference {float(err.max()):.4g} at index {where}: expected "
-                f"{float(expected.double()[where]):.4f}, got {float(g[where]):.4f}")
-    return None
 
 
 def check_softmax_by_chunks(fn: _Callable_07[[_torch_07.Tensor, int], _torch_07.Tensor]) -> bool:
@@ -1085,18 +986,18 @@ def check_softmax_by_chunks(fn: _Callable_07[[_torch_07.Tensor, int], _torch_07.
     ]
     for label, scores, chunk in cases:
         expected = _torch_07.softmax(scores, dim=0)  # [N]
-        got, error = _call_07(fn, scores.clone(), chunk)
+        got, error = _call(fn, scores.clone(), chunk)
         if error:
-            return _say_07(False, f"on {label}, {error}")
-        problem = _tensor_problem_07(got, expected, atol=1e-9)
+            return _say(False, f"on {label}, {error}")
+        problem = _tensor_problem(got, expected, atol=1e-9)
         if problem and isinstance(got, _torch_07.Tensor) and got.shape == expected.shape:
             g = got.detach().double()
             if abs(float(g.sum()) - 1.0) > 1e-6 and bool(_torch_07.isfinite(g).all()):
                 problem += (f"; your weights sum to {float(g.sum()):.4f}, not 1: when a chunk raises the maximum "
                             "m, the running sum l must be rescaled by exp(m_old − m_new) before adding")
         if problem:
-            return _say_07(False, f"on {label}: {problem}")
-    return _say_07(True, "one pass keeps only (m, l); rescaling l by exp(m_old − m_new) when the maximum grows "
+            return _say(False, f"on {label}: {problem}")
+    return _say(True, "one pass keeps only (m, l); rescaling l by exp(m_old − m_new) when the maximum grows "
                          "makes the chunked softmax exact, even for scores near 1000.")
 
 
@@ -1114,15 +1015,15 @@ def check_window_pairs(fn: _Callable_07[[int, int], int]) -> bool:
     cases = [(8, 0), (8, 1), (8, 3), (5, 4), (5, 10), (1, 0), (64, 7), (4096, 128)]
     for n, w in cases:
         expected = int(window_mask(n, w).sum()) if n <= 512 else n * (2 * w + 1) - w * (w + 1)
-        got, error = _call_07(fn, n, w)
+        got, error = _call(fn, n, w)
         if error:
-            return _say_07(False, f"window_pairs({n}, {w}): {error}")
+            return _say(False, f"window_pairs({n}, {w}): {error}")
         if isinstance(got, _torch_07.Tensor) and got.numel() == 1:
             got = got.item()
         if isinstance(got, float) and got.is_integer():
             got = int(got)
         if isinstance(got, bool) or not isinstance(got, int):
-            return _say_07(False, f"window_pairs({n}, {w}) returned {got!r} ({type(got).__name__}); expected the integer {expected}")
+            return _say(False, f"window_pairs({n}, {w}) returned {got!r} ({type(got).__name__}); expected the integer {expected}")
         if got != expected:
             hint = ""
             if got == n * (2 * w + 1):
@@ -1132,8 +1033,8 @@ def check_window_pairs(fn: _Callable_07[[int, int], int]) -> bool:
                 hint = " That is every pair: the window must keep only keys with |i − j| ≤ w."
             elif w >= n and got != n * n:
                 hint = " When the window is wider than the sequence, every pair is inside it."
-            return _say_07(False, f"window_pairs({n}, {w}) returned {got}, expected {expected}.{hint}")
-    return _say_07(True, "n(2w + 1) − w(w + 1) pairs for w < n: linear in n for a fixed window, against n² "
+            return _say(False, f"window_pairs({n}, {w}) returned {got}, expected {expected}.{hint}")
+    return _say(True, "n(2w + 1) − w(w + 1) pairs for w < n: linear in n for a fixed window, against n² "
                          "for full attention.")
 
 
@@ -1163,10 +1064,10 @@ def check_causal_linear_attention(fn: _Callable_07[..., _torch_07.Tensor]) -> bo
         q, k, v = (_torch_07.randn(n, d, generator=gen, dtype=_torch_07.float64) for d in (d_k, d_k, d_v))
         eps = 1e-6
         expected = _causal_linear_reference_07(q, k, v, eps)  # [N, d_v]
-        got, error = _call_07(fn, q.clone(), k.clone(), v.clone(), eps)
+        got, error = _call(fn, q.clone(), k.clone(), v.clone(), eps)
         if error:
-            return _say_07(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}, {error}")
-        problem = _tensor_problem_07(got, expected, atol=1e-9)
+            return _say(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}, {error}")
+        problem = _tensor_problem(got, expected, atol=1e-9)
         if problem and isinstance(got, _torch_07.Tensor) and got.shape == expected.shape:
             g = got.detach().double()
             if _torch_07.allclose(g, linear_attention(q, k, v, eps=eps)[0], atol=1e-9):
@@ -1175,6 +1076,6 @@ def check_causal_linear_attention(fn: _Callable_07[..., _torch_07.Tensor]) -> bo
             elif _torch_07.allclose(g[0], expected[0], atol=1e-9) and not _torch_07.allclose(g[-1], expected[-1], atol=1e-9):
                 problem += "; the first row is right but later rows are not: check the denominator uses the same prefix"
         if problem:
-            return _say_07(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}: {problem}")
-    return _say_07(True, "prefix sums S_i and z_i give causal linear attention in O(N) steps; it is what lets "
+            return _say(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}: {problem}")
+    return _say(True, "prefix sums S_i and z_i give causal linear attention in O(N) steps; it is what lets "
                          "linear attention run as a recurrent network, one token at a time.")
