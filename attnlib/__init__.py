@@ -10,6 +10,7 @@ from .core import (
 )
 from .masks import causal_mask, padding_mask, window_mask
 from .modules import MultiHeadAttention
+from .rounding import rounded
 from . import checks, data, efficient, viz, widgets  # noqa: E402  (used as al.viz.…, al.widgets.…)
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "padding_mask",
     "window_mask",
     "MultiHeadAttention",
+    "rounded",
 ]

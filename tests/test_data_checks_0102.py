@@ -15,7 +15,7 @@ def _it_row(last_word: str, sharpness: float = 3.0) -> torch.Tensor:
     """Weights of the row of "it" after the two hand-built steps, via the checker's reference."""
     _, x = data.animal_street_sentence(last_word)
     features = {f: float(v) for f, v in zip(data.ANIMAL_STREET_FEATURES, x[-1].tolist()) if v}
-    return checks._animal_street_it_row(features, sharpness)
+    return checks.nb01.animal_street_it_row(features, sharpness)
 
 
 def test_animal_street_sentence_shapes_and_features():

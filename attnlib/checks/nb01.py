@@ -1,0 +1,119 @@
+"""Checkers for notebook 01 (introduction). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import torch
+
+from .. import data
+from .feedback import call, say, tensor_problem
+
+
+def check_weighted_sum(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
+    """Check a learner's `weighted_sum(weights, values)`: output row i = Σ_j weights[i, j] · values[j].
+
+    Args:
+        fn: takes weights [N_q, N_k] and values [N_k, d_v], returns the outputs [N_q, d_v].
+
+    Returns:
+        True when it matches the reference on two cases, else False (after printing what is wrong).
+    """
+    gen = torch.Generator().manual_seed(1)
+    for n_q, n_k, d_v in ((3, 5, 4), (1, 6, 2)):
+        weights = torch.softmax(torch.randn(n_q, n_k, generator=gen, dtype=torch.float64), -1)
+        values = torch.randn(n_k, d_v, generator=gen, dtype=torch.float64)  # [N_k, d_v]
+        expected = weights @ values  # [N_q, d_v]
+        got, error = call(fn, weights.clone(), values.clone())
+        if error:
+            return say(False, f"with weights {tuple(weights.shape)} and values {tuple(values.shape)}, {error}")
+        problem = tensor_problem(got, expected, atol=1e-6)
+        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
+            g = got.detach().double()
+            if torch.allclose(g, values.mean(0).expand_as(expected), atol=1e-6):
+                problem = "you returned the plain average of the values: each value must be multiplied by its weight"
+            elif torch.allclose(g, values.sum(0).expand_as(expected), atol=1e-6):
+                problem = "you summed the values without their weights"
+        if problem:
+            return say(False, f"with weights {tuple(weights.shape)} and values {tuple(values.shape)}: {problem}")
+    return say(True, "output[i] = Σ_j weights[i, j] · values[j], which is the matrix product weights @ values.")
+
+
+def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
+    """Check a learner's `attention_weights(X, W_q, W_k, sharpness)` = softmax(sharpness · (X W_q)(X W_k)ᵀ) by rows.
+
+    Args:
+        fn: takes X [N, d], W_q [d, d_k], W_k [d, d_k] and a number, returns weights [N, N].
+
+    Returns:
+        True when it matches the reference on the animal/street sentence and a random input, else False.
+    """
+    proj = data.animal_street_projections()["step2"]
+    _, x_sent = data.animal_street_sentence("wide")
+    gen = torch.Generator().manual_seed(2)
+    cases = [
+        ("the 'wide' sentence", x_sent.double(), proj["W_q"].double(), proj["W_k"].double(), 3.0),
+        ("a random input", *(torch.randn(*s, generator=gen, dtype=torch.float64) for s in ((5, 4), (4, 3), (4, 3))), 0.5),
+    ]
+    for label, x, w_q, w_k, sharpness in cases:
+        scores = sharpness * (x @ w_q) @ (x @ w_k).T  # [N, N]
+        expected = torch.softmax(scores, dim=-1)  # [N, N]
+        got, error = call(fn, x.clone(), w_q.clone(), w_k.clone(), sharpness)
+        if error:
+            return say(False, f"on {label}, {error}")
+        problem = tensor_problem(got, expected, atol=1e-6)
+        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
+            g = got.detach().double()
+            if torch.allclose(g, torch.softmax(scores, dim=0), atol=1e-6):
+                problem = "your softmax runs down the columns (dim=0): each ROW (one query) must sum to 1, use dim=-1"
+            elif torch.allclose(g, expected.T, atol=1e-6) or torch.allclose(g, torch.softmax(scores.T, -1), atol=1e-6):
+                problem = "rows and columns are swapped: row i is query i, so use (X W_q) @ (X W_k).T"
+            elif torch.allclose(g, scores, atol=1e-6):
+                problem = "these are the raw scores: apply torch.softmax(..., dim=-1) so each row sums to 1"
+            elif torch.allclose(g, torch.softmax(scores / sharpness, -1), atol=1e-6):
+                problem = f"the sharpness ({sharpness}) is missing: multiply the scores by it before the softmax"
+        if problem:
+            return say(False, f"on {label}: {problem}")
+    return say(True, "weights = softmax(sharpness · Q Kᵀ) row by row, computed from the input itself.")
+
+
+def animal_street_it_row(features: dict[str, float], sharpness: float) -> torch.Tensor:
+    """Reference: the two hand-built steps of notebook 01; returns the weights [11] of the row of "it"."""
+    tokens, x = data.animal_street_sentence("your word", features=features)  # x: [11, d]
+    proj = data.animal_street_projections()
+    s1 = proj["step1"]
+    w1 = torch.softmax(data.STEP1_SHARPNESS * (x @ s1["W_q"]) @ (x @ s1["W_k"]).T, dim=-1)  # [11, 11]
+    h = x + w1 @ (x @ s1["W_v"])  # [11, d]: each token plus what it read
+    s2 = proj["step2"]
+    w2 = torch.softmax(sharpness * (h @ s2["W_q"]) @ (h @ s2["W_k"]).T, dim=-1)  # [11, 11]
+    return w2[tokens.index("it")]  # [11]
+
+
+def check_undecided_word(features: Any, sharpness: float = 3.0) -> bool:
+    """Check hand-built features of a new last word that leave "it" undecided between "animal" and "street".
+
+    Args:
+        features: {feature name: value} for the last word (names from al.data.ANIMAL_STREET_FEATURES).
+        sharpness: the sharpness of step 2 (the notebook's default, 3.0).
+
+    Returns:
+        True when "it" gives animal and street weights within 0.05 of each other and ≥ 0.9 together.
+    """
+    if features is None or (isinstance(features, dict) and not features):
+        return say(False, "no features yet: fill the dict with {feature name: value}, e.g. {'adjective': 1.0}")
+    try:
+        row = animal_street_it_row(features, float(sharpness))  # [11]
+    except (ValueError, TypeError) as exc:
+        return say(False, str(exc))
+    animal, street = float(row[1]), float(row[5])
+    if not (math.isfinite(animal) and math.isfinite(street)):
+        return say(False, "the weights came out NaN: are your feature values finite numbers?")
+    msg = f"'it' gives animal {animal:.3f} and street {street:.3f}"
+    if animal + street < 0.9:
+        return say(False, f"{msg}: together only {animal + street:.3f} < 0.9, so 'it' still looks at other words. "
+                               "Step 1 reads the last word only if it is an adjective, and carries over only its "
+                               "'of-living' and 'of-place' values: those are what sharpen the query of 'it'.")
+    if abs(animal - street) > 0.05:
+        winner = "animal" if animal > street else "street"
+        return say(False, f"{msg}: it still prefers the {winner} (difference {abs(animal - street):.3f} > 0.05).")
+    return say(True, f"{msg}: undecided, because your word says as much about living things as about places.")

@@ -1,0 +1,99 @@
+"""Checkers for notebook 04 (memory retrieval). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from .feedback import call, say, tensor_problem
+
+
+def check_soft_read(fn: Callable[..., torch.Tensor]) -> bool:
+    """Check a learner's `soft_read(query, keys, values, temperature)` = softmax(keys·query / T) · values.
+
+    Args:
+        fn: takes query [d_k], keys [n, d_k], values [n, d_v] and a temperature > 0, returns [d_v].
+
+    Returns:
+        True when it matches the reference for warm, cold and hot temperatures, else False.
+    """
+    gen = torch.Generator().manual_seed(4)
+    keys = torch.randn(6, 8, generator=gen, dtype=torch.float64)  # [n, d_k]
+    values = torch.randn(6, 3, generator=gen, dtype=torch.float64)  # [n, d_v]
+    query = keys[2] + 0.3 * torch.randn(8, generator=gen, dtype=torch.float64)  # [d_k]
+    for temperature in (1.0, 5.0, 0.001):
+        weights = torch.softmax(keys @ query / temperature, dim=-1)  # [n]
+        expected = weights @ values  # [d_v]
+        got, error = call(fn, query.clone(), keys.clone(), values.clone(), temperature)
+        if error:
+            return say(False, f"at temperature {temperature}, {error}")
+        problem = tensor_problem(got, expected, atol=1e-6)
+        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
+            g = got.detach().double()
+            if torch.allclose(g, torch.softmax(keys @ query * temperature, dim=-1) @ values, atol=1e-6):
+                problem = "you multiplied the scores by the temperature: divide by it instead"
+            elif torch.allclose(g, (keys @ query / temperature) @ values, atol=1e-6):
+                problem = "the scores went into the sum without a softmax"
+        if problem:
+            return say(False, f"at temperature {temperature}: {problem}")
+    return say(True, "read = softmax(K q / T) V, also at T = 0.001 where it is a hard lookup.")
+
+
+def check_causal_mask(fn: Callable[[int], torch.Tensor]) -> bool:
+    """Check a learner's `causal_mask(n)`: [n, n], True (or 1) where query i may attend to key j ≤ i.
+
+    Args:
+        fn: takes the sequence length n and returns the mask.
+
+    Returns:
+        True when it is right for n = 1, 4 and 7, else False.
+    """
+    for n in (1, 4, 7):
+        expected = torch.ones(n, n).tril()  # [n, n], 1 = may attend
+        got, error = call(fn, n)
+        if error:
+            return say(False, f"causal_mask({n}): {error}")
+        if not isinstance(got, torch.Tensor):
+            return say(False, f"causal_mask({n}) returned {type(got).__name__}; expected a bool tensor of shape ({n}, {n})")
+        if tuple(got.shape) != (n, n):
+            return say(False, f"causal_mask({n}) has shape {tuple(got.shape)}; expected ({n}, {n})")
+        if got.dtype != torch.bool and not bool(((got == 0) | (got == 1)).all()):
+            return say(False, f"causal_mask({n}) must hold only True/False (or 1/0), found other values")
+        g = got.detach().double()
+        if torch.equal(g, expected):
+            continue
+        if torch.equal(g, expected.T):
+            return say(False, f"causal_mask({n}) is transposed: row i is query i and must be True for keys 0..i (lower triangle)")
+        if torch.equal(g, expected.tril(-1)):
+            return say(False, f"causal_mask({n}) leaves out the diagonal: a token may attend to itself")
+        row = int(torch.nonzero((g != expected).any(dim=1))[0])
+        return say(False, f"causal_mask({n}): row {row} (query {row}) is {g[row].int().tolist()}, expected {expected[row].int().tolist()}")
+    return say(True, "query i may attend to keys 0..i and never to the future.")
+
+
+def check_cnn_layers_needed(fn: Callable[[int, int], int]) -> bool:
+    """Check a learner's `cnn_layers_needed(distance, kernel_size)`: the fewest conv layers linking two positions.
+
+    Args:
+        fn: takes a distance ≥ 0 and an odd kernel size ≥ 3, returns a whole number of layers.
+
+    Returns:
+        True when it equals ceil(distance / ((kernel_size − 1) / 2)) on a grid of inputs, else False.
+    """
+    for kernel_size in (3, 5, 7):
+        half = (kernel_size - 1) // 2
+        for distance in (0, 1, 2, 3, 7, 10, 31):
+            expected = -(-distance // half)  # ceil(distance / half)
+            got, error = call(fn, distance, kernel_size)
+            if error:
+                return say(False, f"cnn_layers_needed({distance}, {kernel_size}): {error}")
+            if isinstance(got, bool) or not isinstance(got, (int, float)) or float(got) != int(float(got)):
+                return say(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got!r}; expected a whole number of layers")
+            if int(got) != expected:
+                hint = ""
+                if int(got) == -(-distance // (kernel_size - 1)):
+                    hint = " Each layer reaches (k − 1)/2 positions to EACH side, not k − 1 to one side."
+                elif int(got) == distance // half:
+                    hint = " Round up: a partial step still needs a whole layer."
+                return say(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got}, expected {expected}.{hint}")
+    return say(True, "a stack of L layers with kernel k reaches L·(k − 1)/2 positions to each side.")

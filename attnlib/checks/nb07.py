@@ -1,0 +1,125 @@
+"""Checkers for notebook 07 (summary and beyond). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from .feedback import call, say, tensor_problem
+
+
+def check_softmax_by_chunks(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> bool:
+    """Check a learner's `softmax_by_chunks(scores, chunk)`: the softmax of a 1-D row read chunk by chunk.
+
+    Args:
+        fn: takes scores [N] (float64) and a chunk size ≥ 1, returns the softmax [N].
+
+    Returns:
+        True when it equals torch.softmax on every case (large scores, chunks that do not divide N,
+        chunk 1, one chunk), else False after printing which case fails and how.
+    """
+    gen = torch.Generator().manual_seed(7)
+    row = torch.randn(10, generator=gen, dtype=torch.float64)
+    rising = torch.arange(12, dtype=torch.float64)  # every chunk raises the maximum
+    cases = [
+        ("10 scores, chunks of 4 (the last chunk has 2)", row, 4),
+        ("10 scores, chunks of 1", row, 1),
+        ("10 scores, one chunk of 16", row, 16),
+        ("12 rising scores 0..11, chunks of 5", rising, 5),
+        ("large scores (around 1000), chunks of 3", 1000.0 + 5 * row, 3),
+    ]
+    for label, scores, chunk in cases:
+        expected = torch.softmax(scores, dim=0)  # [N]
+        got, error = call(fn, scores.clone(), chunk)
+        if error:
+            return say(False, f"on {label}, {error}")
+        problem = tensor_problem(got, expected, atol=1e-9)
+        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
+            g = got.detach().double()
+            if abs(float(g.sum()) - 1.0) > 1e-6 and bool(torch.isfinite(g).all()):
+                problem += (f"; your weights sum to {float(g.sum()):.4f}, not 1: when a chunk raises the maximum "
+                            "m, the running sum l must be rescaled by exp(m_old − m_new) before adding")
+        if problem:
+            return say(False, f"on {label}: {problem}")
+    return say(True, "one pass keeps only (m, l); rescaling l by exp(m_old − m_new) when the maximum grows "
+                         "makes the chunked softmax exact, even for scores near 1000.")
+
+
+def check_window_pairs(fn: Callable[[int, int], int]) -> bool:
+    """Check a learner's `window_pairs(n, w)`: how many (query, key) pairs satisfy |i − j| ≤ w.
+
+    Args:
+        fn: takes the sequence length n ≥ 1 and the window w ≥ 0, returns an int.
+
+    Returns:
+        True when it equals the count of True cells of `window_mask(n, w)` for every case, else False.
+    """
+    from ..masks import window_mask
+
+    cases = [(8, 0), (8, 1), (8, 3), (5, 4), (5, 10), (1, 0), (64, 7), (4096, 128)]
+    for n, w in cases:
+        expected = int(window_mask(n, w).sum()) if n <= 512 else n * (2 * w + 1) - w * (w + 1)
+        got, error = call(fn, n, w)
+        if error:
+            return say(False, f"window_pairs({n}, {w}): {error}")
+        if isinstance(got, torch.Tensor) and got.numel() == 1:
+            got = got.item()
+        if isinstance(got, float) and got.is_integer():
+            got = int(got)
+        if isinstance(got, bool) or not isinstance(got, int):
+            return say(False, f"window_pairs({n}, {w}) returned {got!r} ({type(got).__name__}); expected the integer {expected}")
+        if got != expected:
+            hint = ""
+            if got == n * (2 * w + 1):
+                hint = (" You counted 2w + 1 keys for every query, but near the two ends of the sequence "
+                        "part of the window falls outside it.")
+            elif got == n * n:
+                hint = " That is every pair: the window must keep only keys with |i − j| ≤ w."
+            elif w >= n and got != n * n:
+                hint = " When the window is wider than the sequence, every pair is inside it."
+            return say(False, f"window_pairs({n}, {w}) returned {got}, expected {expected}.{hint}")
+    return say(True, "n(2w + 1) − w(w + 1) pairs for w < n: linear in n for a fixed window, against n² "
+                         "for full attention.")
+
+
+def _causal_linear_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, eps: float) -> torch.Tensor:
+    """Causal linear attention written with the N×N matrix: row i uses keys 0..i only."""
+    phi_q = torch.nn.functional.elu(q) + 1  # [N, d_k]
+    phi_k = torch.nn.functional.elu(k) + 1  # [N, d_k]
+    sim = (phi_q @ phi_k.T).tril()  # [N, N] zero above the diagonal
+    return (sim @ v) / (sim.sum(dim=-1, keepdim=True) + eps)  # [N, d_v]
+
+
+def check_causal_linear_attention(fn: Callable[..., torch.Tensor]) -> bool:
+    """Check a learner's `causal_linear_attention(Q, K, V, eps)`: row i = φ(q_i)·S_i / (φ(q_i)·z_i + eps).
+
+    S_i = Σ_{j≤i} φ(k_j) v_jᵀ and z_i = Σ_{j≤i} φ(k_j) are prefix sums, φ = elu + 1.
+
+    Args:
+        fn: takes Q [N, d_k], K [N, d_k], V [N, d_v] (float64) and eps, returns [N, d_v].
+
+    Returns:
+        True when it matches the N×N reference on two cases, else False after printing what is wrong.
+    """
+    from ..efficient import linear_attention
+
+    gen = torch.Generator().manual_seed(70)
+    for n, d_k, d_v in ((6, 4, 3), (17, 8, 5)):
+        q, k, v = (torch.randn(n, d, generator=gen, dtype=torch.float64) for d in (d_k, d_k, d_v))
+        eps = 1e-6
+        expected = _causal_linear_reference(q, k, v, eps)  # [N, d_v]
+        got, error = call(fn, q.clone(), k.clone(), v.clone(), eps)
+        if error:
+            return say(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}, {error}")
+        problem = tensor_problem(got, expected, atol=1e-9)
+        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
+            g = got.detach().double()
+            if torch.allclose(g, linear_attention(q, k, v, eps=eps)[0], atol=1e-9):
+                problem = ("this is the non-causal version: every row used all keys. Row i may use keys 0..i "
+                           "only: take running (prefix) sums with torch.cumsum along the sequence")
+            elif torch.allclose(g[0], expected[0], atol=1e-9) and not torch.allclose(g[-1], expected[-1], atol=1e-9):
+                problem += "; the first row is right but later rows are not: check the denominator uses the same prefix"
+        if problem:
+            return say(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}: {problem}")
+    return say(True, "prefix sums S_i and z_i give causal linear attention in O(N) steps; it is what lets "
+                         "linear attention run as a recurrent network, one token at a time.")

@@ -1,0 +1,55 @@
+"""Exercise checkers of notebook 03: right answers pass, wrong ones get one clear line, never a traceback."""
+import math
+
+import pytest
+import torch
+
+import attnlib as al
+
+
+
+
+def test_scaled_scores_accepts_the_formula(run):
+    ok, out = run(al.checks.check_scaled_scores, lambda Q, K: Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1)))
+    assert ok is True and out.startswith("✓ Correct")
+
+
+@pytest.mark.parametrize(
+    "answer, hint",
+    [
+        (lambda Q, K: Q @ K.transpose(-2, -1), "forget to divide by √d_k"),
+        (lambda Q, K: Q @ K.transpose(-2, -1) / Q.size(-1), "instead of √d_k"),
+        (lambda Q, K: Q @ K / math.sqrt(Q.size(-1)), "raised RuntimeError"),  # forgot the transpose
+        (lambda Q, K: None, "returned None"),
+        (lambda Q, K: 1 / 0, "ZeroDivisionError"),
+        (lambda Q, K: [1, 2], "got list"),
+    ],
+)
+def test_scaled_scores_explains_mistakes(run, answer, hint):
+    ok, out = run(al.checks.check_scaled_scores, answer)
+    assert ok is False and out.startswith("✗ Not yet") and hint in out
+    assert "Traceback" not in out
+
+
+def test_score_variance(run):
+    assert run(al.checks.check_score_variance, lambda d, a, b: d * a * b)[0] is True
+    ok, out = run(al.checks.check_score_variance, lambda d, a, b: d)
+    assert ok is False and "component variances matter" in out
+    ok, out = run(al.checks.check_score_variance, lambda d, a, b: math.sqrt(d) * a * b)
+    assert ok is False and "add up" in out
+    ok, out = run(al.checks.check_score_variance, lambda d, a, b: "big")
+    assert ok is False and "expected a number" in out
+
+
+def test_softmax_jacobian(run):
+    assert run(al.checks.check_softmax_jacobian, lambda s: torch.diag(s) - torch.outer(s, s))[0] is True
+    assert run(al.checks.check_softmax_jacobian, al.softmax_jacobian)[0] is True
+    ok, out = run(al.checks.check_softmax_jacobian, lambda s: torch.diag(s))
+    assert ok is False and "diag(s) only" in out
+    ok, out = run(al.checks.check_softmax_jacobian, lambda s: -torch.outer(s, s))
+    assert ok is False and "add diag(s)" in out
+    ok, out = run(al.checks.check_softmax_jacobian, lambda s: torch.eye(len(s)) - torch.outer(s, s))
+    assert ok is False and "largest difference" in out
+
+
+# ---- 04 ----

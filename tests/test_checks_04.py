@@ -1,0 +1,52 @@
+"""Exercise checkers of notebook 04: right answers pass, wrong ones get one clear line, never a traceback."""
+import math
+
+import torch
+
+import attnlib as al
+
+
+
+
+def reference_read(query, keys, values, temperature):
+    return torch.softmax(keys @ query / temperature, dim=-1) @ values
+
+
+def test_soft_read(run):
+    assert run(al.checks.check_soft_read, reference_read)[0] is True
+    ok, out = run(al.checks.check_soft_read, lambda q, K, V, T: torch.softmax(K @ q * T, -1) @ V)
+    assert ok is False and "divide by it" in out
+    ok, out = run(al.checks.check_soft_read, lambda q, K, V, T: (K @ q / T) @ V)
+    assert ok is False and "without a softmax" in out
+
+    def naive(q, K, V, T):  # overflows at T = 0.01
+        e = torch.exp(K @ q / T)
+        return (e / e.sum()) @ V
+
+    ok, out = run(al.checks.check_soft_read, naive)
+    assert ok is False and "NaN or inf" in out
+
+
+def test_causal_mask(run):
+    assert run(al.checks.check_causal_mask, al.causal_mask)[0] is True
+    assert run(al.checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.long).tril())[0] is True
+    ok, out = run(al.checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).triu())
+    assert ok is False and "transposed" in out
+    ok, out = run(al.checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1))
+    assert ok is False and "diagonal" in out
+    ok, out = run(al.checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool))
+    assert ok is False and "row 0" in out
+    ok, out = run(al.checks.check_causal_mask, lambda n: torch.ones(n, n + 1, dtype=torch.bool))
+    assert ok is False and "shape" in out
+    ok, out = run(al.checks.check_causal_mask, "not a function")
+    assert ok is False and "expected a function" in out
+
+
+def test_cnn_layers_needed(run):
+    assert run(al.checks.check_cnn_layers_needed, lambda d, k: math.ceil(d / ((k - 1) // 2)))[0] is True
+    ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: math.ceil(d / (k - 1)))
+    assert ok is False and "EACH side" in out
+    ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: d // ((k - 1) // 2))
+    assert ok is False and "Round up" in out
+    ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: d / 2.5)
+    assert ok is False and "whole number" in out
