@@ -6,8 +6,6 @@ import torch
 import attnlib as al
 
 
-
-
 def reference_read(query, keys, values, temperature):
     return torch.softmax(keys @ query / temperature, dim=-1) @ values
 
@@ -25,6 +23,12 @@ def test_soft_read(run):
 
     ok, out = run(al.checks.check_soft_read, naive)
     assert ok is False and "NaN or inf" in out
+    ok, out = run(al.checks.check_soft_read, lambda q, K, V, T: torch.softmax(K @ q / T, -1))
+    assert ok is False and "returned the weights" in out
+    ok, out = run(al.checks.check_soft_read, lambda q, K, V, T: torch.softmax(K @ q, -1) @ V)
+    assert ok is False and "temperature has no effect" in out
+    ok, out = run(al.checks.check_soft_read, lambda q, K, V, T: torch.softmax(K @ q / (T * K.shape[-1] ** 0.5), -1) @ V)
+    assert ok is False and "√d_k" in out
 
 
 def test_causal_mask(run):
@@ -38,6 +42,11 @@ def test_causal_mask(run):
     assert ok is False and "row 0" in out
     ok, out = run(al.checks.check_causal_mask, lambda n: torch.ones(n, n + 1, dtype=torch.bool))
     assert ok is False and "shape" in out
+    ok, out = run(al.checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).triu(1))
+    assert ok is False and "marks the cells to hide" in out
+    ok, out = run(al.checks.check_causal_mask,
+                  lambda n: torch.zeros(n, n).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf")))
+    assert ok is False and "additive mask" in out
     ok, out = run(al.checks.check_causal_mask, "not a function")
     assert ok is False and "expected a function" in out
 
@@ -48,5 +57,11 @@ def test_cnn_layers_needed(run):
     assert ok is False and "EACH side" in out
     ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: d // ((k - 1) // 2))
     assert ok is False and "Round up" in out
+    ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: math.ceil(d / k))
+    assert ok is False and "not k" in out
+    ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: d)
+    assert ok is False and "does not change with kernel_size" in out
+    ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: math.ceil(d / ((k - 1) // 2)) + 1)
+    assert ok is False and "One layer too many" in out
     ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: d / 2.5)
     assert ok is False and "whole number" in out

@@ -1,7 +1,7 @@
 """Checkers for notebook 04 (memory retrieval). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 import torch
 
@@ -28,15 +28,34 @@ def check_soft_read(fn: Callable[..., torch.Tensor]) -> bool:
         if error:
             return say(False, f"at temperature {temperature}, {error}")
         problem = tensor_problem(got, expected, atol=1e-6)
-        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-            g = got.detach().double()
-            if torch.allclose(g, torch.softmax(keys @ query * temperature, dim=-1) @ values, atol=1e-6):
-                problem = "you multiplied the scores by the temperature: divide by it instead"
-            elif torch.allclose(g, (keys @ query / temperature) @ values, atol=1e-6):
-                problem = "the scores went into the sum without a softmax"
+        if problem and isinstance(got, torch.Tensor):
+            problem = _soft_read_hint(got.detach().double(), query, keys, values, temperature) or problem
         if problem:
             return say(False, f"at temperature {temperature}: {problem}")
     return say(True, "read = softmax(K q / T) V, also at T = 0.001 where it is a hard lookup.")
+
+
+def _soft_read_hint(got: torch.Tensor, query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                    temperature: float) -> Optional[str]:
+    """Name the likely mistake when `got` equals a known wrong read, else None."""
+    scores = keys @ query  # [n]
+    if got.shape == scores.shape and torch.allclose(got, torch.softmax(scores / temperature, dim=-1), atol=1e-6):
+        return "you returned the weights; the read is their weighted sum of the values, weights @ values"
+    if got.shape != values.shape[1:]:
+        return None
+    wrong = {
+        "you multiplied the scores by the temperature: divide by it instead":
+            torch.softmax(scores * temperature, dim=-1) @ values,
+        "the scores went into the sum without a softmax": (scores / temperature) @ values,
+        "the temperature has no effect in your read: divide the scores by it before the softmax":
+            torch.softmax(scores, dim=-1) @ values,
+        "you also divided by √d_k: here the temperature alone scales the scores (attention is the case T = √d_k)":
+            torch.softmax(scores / (temperature * keys.shape[-1] ** 0.5), dim=-1) @ values,
+    }
+    for hint, read in wrong.items():
+        if torch.allclose(got, read, atol=1e-6):
+            return hint
+    return None
 
 
 def check_causal_mask(fn: Callable[[int], torch.Tensor]) -> bool:
@@ -46,9 +65,9 @@ def check_causal_mask(fn: Callable[[int], torch.Tensor]) -> bool:
         fn: takes the sequence length n and returns the mask.
 
     Returns:
-        True when it is right for n = 1, 4 and 7, else False.
+        True when it is right for n = 4, 7 and 1, else False.
     """
-    for n in (1, 4, 7):
+    for n in (4, 7, 1):  # n = 4 first: its feedback shows a whole pattern
         expected = torch.ones(n, n).tril()  # [n, n], 1 = may attend
         got, error = call(fn, n)
         if error:
@@ -58,10 +77,16 @@ def check_causal_mask(fn: Callable[[int], torch.Tensor]) -> bool:
         if tuple(got.shape) != (n, n):
             return say(False, f"causal_mask({n}) has shape {tuple(got.shape)}; expected ({n}, {n})")
         if got.dtype != torch.bool and not bool(((got == 0) | (got == 1)).all()):
+            if bool(((got == 0) | (got == float("-inf"))).all()):
+                return say(False, f"causal_mask({n}) is an additive mask (0 / −inf); here the mask is boolean, "
+                                  "True (or 1) where query i may attend")
             return say(False, f"causal_mask({n}) must hold only True/False (or 1/0), found other values")
         g = got.detach().double()
         if torch.equal(g, expected):
             continue
+        if torch.equal(g, 1 - expected):
+            return say(False, f"causal_mask({n}) marks the cells to hide: here True means 'may attend' "
+                              "(the opposite of PyTorch's boolean attn_mask), so the diagonal and below are True")
         if torch.equal(g, expected.T):
             return say(False, f"causal_mask({n}) is transposed: row i is query i and must be True for keys 0..i (lower triangle)")
         if torch.equal(g, expected.tril(-1)):
@@ -92,8 +117,15 @@ def check_cnn_layers_needed(fn: Callable[[int, int], int]) -> bool:
             if int(got) != expected:
                 hint = ""
                 if int(got) == -(-distance // (kernel_size - 1)):
-                    hint = " Each layer reaches (k − 1)/2 positions to EACH side, not k − 1 to one side."
+                    hint = (" Each layer reaches (k − 1)/2 positions to EACH side, not k − 1 to one side"
+                            " (that is a causal convolution; this one is centred).")
                 elif int(got) == distance // half:
                     hint = " Round up: a partial step still needs a whole layer."
+                elif int(got) == -(-distance // kernel_size):
+                    hint = " A kernel of k covers the position itself and (k − 1)/2 to each side: divide by (k − 1)/2, not k."
+                elif int(got) == distance:
+                    hint = " Your answer does not change with kernel_size: a wider kernel reaches further per layer."
+                elif int(got) == expected + 1:
+                    hint = " One layer too many: distance 0 needs no layer, and each layer adds (k − 1)/2."
                 return say(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got}, expected {expected}.{hint}")
     return say(True, "a stack of L layers with kernel k reaches L·(k − 1)/2 positions to each side.")
