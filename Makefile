@@ -46,3 +46,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build
+include hub/hub.mk

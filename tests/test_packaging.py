@@ -18,6 +18,8 @@ NOT_ON_BINDER = {
     "playwright": "drives Chromium for the browser tests, which run in CI, not on Binder",
     "jupyter-server-mathjax": "ships MathJax for `make site`/`make slides`, which build locally or in CI, not on Binder",
     "sphinx-revealjs": "ships reveal.js for `make slides`, which builds locally or in CI, not on Binder",
+    "jupyterhub": "runs `make hub` on a teacher's server; repo2docker images already bring jupyterhub-singleuser",
+    "jupyterhub-idle-culler": "a service of the `make hub` hub, not of a single-user environment",
 }
 CONDA_ONLY = {"python", "pip"}
 
