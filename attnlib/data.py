@@ -42,11 +42,11 @@ def feature_vector(features: dict[str, float]) -> torch.Tensor:
         features: values by name; names must be in ANIMAL_STREET_FEATURES, missing ones are 0.
 
     Returns:
-        [d] float32 vector, d = len(ANIMAL_STREET_FEATURES).
+        [d] float64 vector, d = len(ANIMAL_STREET_FEATURES).
     """
     if not isinstance(features, dict):
         raise ValueError(f"features must be a dict {{feature name: number}}, got {type(features).__name__}")
-    x = torch.zeros(len(ANIMAL_STREET_FEATURES))  # [d]
+    x = torch.zeros(len(ANIMAL_STREET_FEATURES), dtype=torch.float64)  # [d]
     for name, value in features.items():
         if name not in ANIMAL_STREET_FEATURES:
             raise ValueError(f"features: unknown feature {name!r}; expected one of {ANIMAL_STREET_FEATURES}")
@@ -65,7 +65,8 @@ def animal_street_sentence(
         features: {feature name: value} for the last word; None looks it up in the lexicon.
 
     Returns:
-        (tokens: 11 strings, X: [11, d] float32 features, one row per token).
+        (tokens: 11 strings, X: [11, d] float64 features, one row per token). float64, so that the digits
+        notebook 01 prints are the same on every CPU.
     """
     if features is None:
         if last_word not in ANIMAL_STREET_LEXICON or last_word in ANIMAL_STREET_PREFIX:
@@ -80,7 +81,7 @@ def animal_street_sentence(
 def _feature_map(pairs: list[tuple[str, str, float]]) -> torch.Tensor:
     """[d, d] matrix with entry (a, b) = v for each (a, b, v): input feature a feeds output slot b."""
     names = ANIMAL_STREET_FEATURES
-    w = torch.zeros(len(names), len(names))  # [d, d]
+    w = torch.zeros(len(names), len(names), dtype=torch.float64)  # [d, d]
     for a, b, v in pairs:
         w[names.index(a), names.index(b)] = v
     return w
@@ -95,9 +96,9 @@ def animal_street_projections() -> dict[str, dict[str, torch.Tensor]]:
     Keys are the features themselves (W_k = identity), so query slot b matches key feature b.
 
     Returns:
-        {"step1": {"W_q", "W_k", "W_v"}, "step2": {"W_q", "W_k", "W_v"}}, each [d, d] float32.
+        {"step1": {"W_q", "W_k", "W_v"}, "step2": {"W_q", "W_k", "W_v"}}, each [d, d] float64.
     """
-    eye = torch.eye(len(ANIMAL_STREET_FEATURES))  # [d, d]
+    eye = torch.eye(len(ANIMAL_STREET_FEATURES), dtype=torch.float64)  # [d, d]
     step1 = {
         "W_q": _feature_map([("pronoun", "adjective", 1.0)]),
         "W_k": eye.clone(),
@@ -115,41 +116,61 @@ def animal_street_projections() -> dict[str, dict[str, torch.Tensor]]:
 
 QKV_TOKENS: list[str] = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "sleeping", "dog"]
 
+# For 16 or more float32 normals PyTorch's CPU sampler uses vector instructions when the CPU has them, so
+# the last bits of a float32 draw depend on the CPU (measured: 32 of 80 numbers differ, by up to 6e-7,
+# between AVX2 and ATEN_CPU_CAPABILITY=default). Its float64 draws came out bit-identical; they are other
+# numbers than the float32 draws of the same seed.
+_DRAW_DTYPES = (torch.float32, torch.float64)
 
-def qkv_sentence(d_model: int = 8, seed: int = 0) -> tuple[list[str], torch.Tensor]:
+
+def _draw_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Return `dtype` if it is float32 or float64, else raise ValueError naming it."""
+    if dtype not in _DRAW_DTYPES:
+        raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+    return dtype
+
+
+def qkv_sentence(d_model: int = 8, seed: int = 0, *, dtype: torch.dtype = torch.float32) -> tuple[list[str], torch.Tensor]:
     """Ten distinct tokens with seeded random embeddings (notebook 02's input X).
 
     Args:
         d_model: embedding width d, ≥ 1.
         seed: the random seed; entries are N(0, 1).
+        dtype: torch.float32 (default) or torch.float64. float64 is drawn in float64: the same numbers on
+            every CPU, but not the float32 numbers of the same seed.
 
     Returns:
-        (tokens: QKV_TOKENS, X: [10, d_model] float32).
+        (tokens: QKV_TOKENS, X: [10, d_model] of `dtype`).
     """
     if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
         raise ValueError(f"d_model must be a positive integer, got {d_model!r}")
     gen = torch.Generator().manual_seed(int(seed))
-    x = torch.randn(len(QKV_TOKENS), d_model, generator=gen)  # [N, d_model]
+    x = torch.randn(len(QKV_TOKENS), d_model, generator=gen, dtype=_draw_dtype(dtype))  # [N, d_model]
     return list(QKV_TOKENS), x
 
 
-def qkv_projections(d_model: int, d_k: int, seed: int = 0) -> dict[str, torch.Tensor]:
-    """Seeded random W_q, W_k, W_v [d_model, d_k] with N(0, 1/d_model) entries, like a fresh layer.
+def qkv_projections(d_model: int, d_k: int, seed: int = 0, *, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """Seeded random W_q, W_k, W_v [d_model, d_k] with N(0, 1/d_model) entries.
 
+    N(0, 1/d_model) gives every query and key coordinate variance 1 for inputs with unit-variance
+    entries, so q·k/√d_k has variance 1. (It is not nn.Linear's default, U(±1/√d_model), variance
+    1/(3 d_model); notebook 02 measures both.)
     Column c is drawn the same way whatever d_k is, so a smaller d_k keeps the first columns of a
     larger one: moving a d_k slider adds or removes directions instead of reshuffling everything.
 
     Args:
         d_model: input width d, ≥ 1. d_k: projection width, ≥ 1. seed: the random seed.
+        dtype: torch.float32 (default) or torch.float64 (drawn in float64: the same on every CPU).
 
     Returns:
-        {"W_q", "W_k", "W_v"}: each [d_model, d_k] float32; Q = X @ W_q.
+        {"W_q", "W_k", "W_v"}: each [d_model, d_k] of `dtype`; Q = X @ W_q.
     """
     for name, value in (("d_model", d_model), ("d_k", d_k)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    dtype = _draw_dtype(dtype)
     gen = torch.Generator().manual_seed(int(seed))
-    cols = [torch.randn(3, d_model, generator=gen) for _ in range(d_k)]  # d_k × [3, d_model]
+    cols = [torch.randn(3, d_model, generator=gen, dtype=dtype) for _ in range(d_k)]  # d_k × [3, d_model]
     w = torch.stack(cols, dim=-1) / d_model**0.5  # [3, d_model, d_k]
     return {"W_q": w[0], "W_k": w[1], "W_v": w[2]}
 

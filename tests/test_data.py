@@ -1,0 +1,170 @@
+"""attnlib.data for notebooks 01 and 02: the animal/street sentence, the Q/K/V toy inputs, their figure."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import attnlib as al
+from attnlib import checks, data
+
+
+# ---- 01: the animal/street sentence ----
+
+def _it_row(last_word: str, sharpness: float = 3.0) -> torch.Tensor:
+    """Weights of the row of "it" after the two hand-built steps, via the checker's reference."""
+    _, x = data.animal_street_sentence(last_word)
+    features = {f: float(v) for f, v in zip(data.ANIMAL_STREET_FEATURES, x[-1].tolist()) if v}
+    return checks.nb01.animal_street_it_row(features, sharpness)
+
+
+def test_animal_street_sentence_shapes_and_features():
+    tokens, x = data.animal_street_sentence("tired")
+    assert tokens[-1] == "tired" and tokens[7] == "it" and len(tokens) == 11
+    assert len(set(tokens)) == 11  # labels must be unique for the heatmap axes
+    assert x.shape == (11, len(data.ANIMAL_STREET_FEATURES)) and x.dtype == torch.float64
+    assert x[1, data.ANIMAL_STREET_FEATURES.index("living")] == 1.0
+    assert x[5, data.ANIMAL_STREET_FEATURES.index("place")] == 1.0
+
+
+def test_animal_street_sentence_custom_and_bad_words():
+    tokens, x = data.animal_street_sentence("muddy", features={"adjective": 1, "of-place": 0.5})
+    assert tokens[-1] == "muddy"
+    assert x[-1, data.ANIMAL_STREET_FEATURES.index("of-place")] == 0.5
+    with pytest.raises(ValueError, match="last_word"):
+        data.animal_street_sentence("purple")
+    with pytest.raises(ValueError, match="last_word"):
+        data.animal_street_sentence("it")
+    with pytest.raises(ValueError, match="unknown feature"):
+        data.feature_vector({"colour": 1.0})
+    with pytest.raises(ValueError, match="dict"):
+        data.feature_vector([1.0, 0.0])
+
+
+@pytest.mark.parametrize("word,referent", [("tired", 1), ("hungry", 1), ("wide", 5), ("narrow", 5)])
+def test_it_moves_with_the_last_word(word, referent):
+    row = _it_row(word)
+    assert int(row.argmax()) == referent
+    other = 6 - referent  # animal (1) <-> street (5)
+    assert float(row[referent] - row[other]) > 0.8
+
+
+def test_projections_shapes():
+    proj = data.animal_street_projections()
+    d = len(data.ANIMAL_STREET_FEATURES)
+    for step in ("step1", "step2"):
+        for name in ("W_q", "W_k", "W_v"):
+            assert proj[step][name].shape == (d, d) and proj[step][name].dtype == torch.float64
+
+
+def test_raw_features_of_it_are_orthogonal_to_both_nouns():
+    """Notebook 01, section 7: only W_Q makes the query of "it" match a noun."""
+    tokens, x = data.animal_street_sentence("tired")
+    it, animal, street = tokens.index("it"), tokens.index("animal"), tokens.index("street")
+    assert float(x[it] @ x[animal]) == 0 and float(x[it] @ x[street]) == 0
+    w_q = data.animal_street_projections()["step2"]["W_q"]
+    assert float((x[it] @ w_q) @ x[animal]) == 1.0  # the pronoun's query asks for "noun"
+
+
+def test_core_attention_matches_two_step_reference():
+    """The notebook's step 2 equals al.scaled_dot_product_attention with scale = sharpness."""
+    tokens, x = data.animal_street_sentence("wide")
+    p2 = data.animal_street_projections()["step2"]
+    _, w = al.scaled_dot_product_attention(x @ p2["W_q"], x @ p2["W_k"], x @ p2["W_v"], scale=3.0)
+    ref = torch.softmax(3.0 * (x @ p2["W_q"]) @ (x @ p2["W_k"]).T, dim=-1)
+    assert torch.allclose(w, ref, atol=1e-12)
+
+
+# ---- 02: the Q/K/V toy inputs ----
+
+def test_qkv_sentence_seeded():
+    tokens, x = data.qkv_sentence(8, seed=0)
+    _, x2 = data.qkv_sentence(8, seed=0)
+    _, x3 = data.qkv_sentence(8, seed=1)
+    assert len(tokens) == len(set(tokens)) == x.shape[0] == 10 and x.shape[1] == 8
+    assert torch.equal(x, x2) and not torch.equal(x, x3) and x.dtype == torch.float32
+    with pytest.raises(ValueError, match="d_model"):
+        data.qkv_sentence(0)
+
+
+def test_qkv_float64_is_drawn_in_float64():
+    _, x32 = data.qkv_sentence(8, seed=0)
+    _, x64 = data.qkv_sentence(8, seed=0, dtype=torch.float64)
+    w64 = data.qkv_projections(8, 4, seed=0, dtype=torch.float64)
+    assert x64.dtype == torch.float64 and w64["W_q"].dtype == torch.float64
+    assert not torch.allclose(x64, x32.double(), atol=1e-3)  # other numbers, not a cast of the float32 draw
+    assert abs(float(x64.std()) - 1) < 0.3 and abs(float(w64["W_q"].std()) * 8**0.5 - 1) < 0.4
+    with pytest.raises(ValueError, match="dtype"):
+        data.qkv_sentence(8, dtype=torch.float16)
+    with pytest.raises(ValueError, match="dtype"):
+        data.qkv_projections(8, 4, dtype="float64")
+
+
+def test_float64_draws_do_not_depend_on_the_cpu_kernels():
+    """The draw qkv_sentence/qkv_projections make in float64 is bit-identical with PyTorch's
+    non-vectorised kernels (ATEN_CPU_CAPABILITY=default) and with this CPU's best ones."""
+    code = ("import torch; g = torch.Generator().manual_seed(0); "
+            "print(torch.randn(10, 64, generator=g, dtype=torch.float64).sum().item().hex())")
+    outs = set()
+    for capability in ("default", None):
+        env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+        if capability:
+            env["ATEN_CPU_CAPABILITY"] = capability
+        outs.add(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout)
+    assert len(outs) == 1, outs
+
+
+def test_qkv_projections_prefix_property_and_bad_inputs():
+    for dtype in (torch.float32, torch.float64):
+        small = data.qkv_projections(8, 3, seed=4, dtype=dtype)
+        big = data.qkv_projections(8, 8, seed=4, dtype=dtype)
+        for name in ("W_q", "W_k", "W_v"):
+            assert small[name].shape == (8, 3)
+            assert torch.equal(small[name], big[name][:, :3])
+        assert not torch.equal(small["W_q"], small["W_k"])
+    with pytest.raises(ValueError, match="d_k"):
+        data.qkv_projections(8, 0)
+    with pytest.raises(ValueError, match="d_model"):
+        data.qkv_projections(True, 2)
+
+
+# ---- viz: the query/key space figure of notebook 02, on its data ----
+
+def test_qk_space_figure_exact_for_two_dims():
+    tokens, x = data.qkv_sentence(8, seed=0)
+    w = data.qkv_projections(8, 2, seed=0)
+    q, k = x @ w["W_q"], x @ w["W_k"]  # [N, 2]
+    fig = al.viz.qk_space_figure(q, k, tokens)
+    qxy = torch.tensor(np.array([fig.data[0].x, fig.data[0].y])).T.double()  # [N, 2]
+    kxy = torch.tensor(np.array([fig.data[1].x, fig.data[1].y])).T.double()
+    assert torch.allclose(qxy @ kxy.T, (q @ k.T).double(), atol=1e-3)  # the picture's dot products are the scores
+    assert "exact" in fig.layout.title.text and list(fig.data[0].text) == tokens
+    assert fig.layout.meta["shown"] == 1.0
+
+
+def test_qk_space_figure_plane_and_update():
+    tokens, x = data.qkv_sentence(8, seed=0)
+    w = data.qkv_projections(8, 6, seed=0)
+    fig = al.viz.qk_space_figure(x @ w["W_q"], x @ w["W_k"], tokens, title="spaces")
+    assert fig.layout.title.text.startswith("spaces (d_k = 6, best plane")
+    assert 0 < fig.layout.meta["shown"] < 1
+    w1 = data.qkv_projections(8, 1, seed=0)
+    al.viz.update_qk_space(fig, x @ w1["W_q"], x @ w1["W_k"])  # tokens kept
+    assert "d_k = 1, exact" in fig.layout.title.text and set(fig.data[0].y) == {0.0}
+    assert list(fig.data[1].text) == tokens
+
+
+def test_qk_space_figure_rejects_bad_input():
+    q = torch.randn(4, 3)
+    with pytest.raises(ValueError, match="same shape"):
+        al.viz.qk_space_figure(q, torch.randn(4, 2), list("abcd"))
+    with pytest.raises(ValueError, match="one label per position"):
+        al.viz.qk_space_figure(q, q, list("abc"))
+    with pytest.raises(ValueError, match="width"):
+        al.viz.qk_space_figure(q, q, list("abcd"), width=50)
+    with pytest.raises(ValueError, match="qk_space_figure"):
+        al.viz.update_qk_space(al.viz.heatmap_figure(torch.eye(2), ["a", "b"], ["a", "b"]), q, q)
