@@ -43,13 +43,13 @@ def check_score_matrix(fn: Callable[..., torch.Tensor]) -> bool:
 
 
 def check_symmetric_pair(W_q: Any, W_k: Any) -> bool:
-    """Check W_q, W_k [8, 4] with W_k ≠ W_q whose score matrix X W_q W_kᵀ Xᵀ is symmetric for every X.
+    """Check W_q, W_k [8, 4] with W_k ≠ c·W_q whose score matrix X W_q W_kᵀ Xᵀ is symmetric for every X.
 
     Args:
-        W_q: [8, 4] tensor. W_k: [8, 4] tensor, not equal to W_q.
+        W_q: [8, 4] tensor. W_k: [8, 4] tensor, neither W_q nor a multiple c·W_q (the tied case).
 
     Returns:
-        True when W_q W_kᵀ is symmetric (so every S is) and W_k ≠ W_q, else False.
+        True when W_q W_kᵀ is symmetric (so every S is) and W_k is not a multiple of W_q, else False.
     """
     for name, w in (("W_q", W_q), ("W_k", W_k)):
         if w is None:
@@ -63,8 +63,13 @@ def check_symmetric_pair(W_q: Any, W_k: Any) -> bool:
     w_q, w_k = W_q.detach().double(), W_k.detach().double()
     if float(w_k.abs().max()) < 1e-6 or float(w_q.abs().max()) < 1e-6:
         return say(False, "a zero matrix gives all-zero scores: symmetric, but no attention at all. Use nonzero matrices.")
-    if torch.allclose(w_q, w_k, atol=1e-6):
-        return say(False, "W_k equals W_q: that is the easy case we already saw. Find a W_k that differs from W_q.")
+    c = float((w_q * w_k).sum() / (w_q * w_q).sum())  # the best c in W_k ≈ c·W_q
+    if float((w_k - c * w_q).norm()) <= 1e-6 * float(w_k.norm()):
+        if abs(c - 1) <= 1e-6:
+            return say(False, "W_k equals W_q: that is the easy case we already saw. Find a W_k that differs from W_q.")
+        return say(False, f"W_k = c·W_q with c = {c:.3g}: a multiple of W_q only multiplies every score by c, so "
+                          "this is tied weights again (the trivial case). Use W_k = W_q @ A with a symmetric A "
+                          "that is not a multiple of the identity.")
     m = w_q @ w_k.T  # [8, 8], S = X M Xᵀ
     skew = float((m - m.T).norm() / m.norm().clamp_min(1e-12))
     _, x = data.qkv_sentence(8, seed=9)
@@ -73,7 +78,7 @@ def check_symmetric_pair(W_q: Any, W_k: Any) -> bool:
     if skew > 1e-6:
         return say(False, f"M = W_q W_kᵀ is not symmetric (‖M − Mᵀ‖ / ‖M‖ = {skew:.3g}), so the scores of a "
                                f"test sentence are not either (‖S − Sᵀ‖ / ‖S‖ = {s_skew:.3g}). Hint: try W_k = W_q @ A.")
-    return say(True, "W_k ≠ W_q, yet M = W_q W_kᵀ is symmetric, so S = X M Xᵀ is symmetric for every X "
+    return say(True, "W_k is not a multiple of W_q, yet M = W_q W_kᵀ is symmetric, so S = X M Xᵀ is symmetric for every X "
                            "(test sentence: ‖S − Sᵀ‖ / ‖S‖ < 1e-6).")
 
 
