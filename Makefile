@@ -28,8 +28,18 @@ $(STAMP): pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --port=$(PORT) --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/01_introduction.ipynb $(ROOT_FLAG)
 
+# `make test` also checks every notebook as if on another CPU (scripts/cpu_variants.py: PyTorch's
+# non-vectorised kernels, one thread, other MKL/oneDNN/OpenBLAS kernels). OTHER_CPU=0 skips that run.
+OTHER_CPU ?= 1
+
 test: $(STAMP)
-	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS)
+	@status=0; \
+	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS) || status=$$?; \
+	if [ "$(OTHER_CPU)" != 0 ]; then \
+	  echo "== The notebooks again, as on another CPU (an output that changes depends on the CPU) =="; \
+	  $(BIN)/python scripts/nbval_other_cpu.py $(PYTEST_ARGS) || status=$$?; \
+	fi; \
+	exit $$status
 
 # Static edition (no kernel, no network): pages in build/site/ that link to the decks in build/slides/.
 site: $(STAMP)

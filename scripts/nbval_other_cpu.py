@@ -1,0 +1,151 @@
+"""Check every notebook with nbval as if on another CPU, so that an output that depends on the CPU fails.
+
+Usage:
+    python scripts/nbval_other_cpu.py [--variant NAME] [pytest options] [notebook paths]
+
+`make test` runs this after the normal run. Without notebook paths it checks notebooks/*.ipynb and
+notebooks/zh/*.ipynb; paths that are not notebooks (tests/…) are left to the normal run. The kernels
+get the variant's settings (scripts/cpu_variants.py: `other-cpu` by default), and every failure says so.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu_variants import OTHER_CPU, VARIANTS, Variant, kernel_env  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_GLOBS = ("notebooks/*.ipynb", "notebooks/zh/*.ipynb")
+
+
+def explanation(variant: Variant) -> str:
+    """What a failure under the variant that passes on this machine means, and what to do about it."""
+    return (
+        f"These outputs change when the notebook runs as on another CPU ({variant.name}: {variant.describe()})\n"
+        "and pass on this machine as it is: they depend on the CPU (vector extensions, thread count or BLAS\n"
+        "kernels), so learners on other machines would see them fail. Pass the number through al.rounded (fewer\n"
+        "decimals if it still flips), compute it in float64, or print a bound that an assert checks; a\n"
+        "CPU-dependent output (a trained model's exact weights) gets # NBVAL_IGNORE_OUTPUT with a reason.\n"
+        "Numbers near a rounding boundary: python scripts/cpu_audit.py NOTEBOOK"
+    )
+
+
+class Outcomes:
+    """pytest plugin: records the failed test ids; `variant` also names itself in the header and failures."""
+
+    def __init__(self, variant: Variant | None = None):
+        self.variant = variant
+        self.failed: list[str] = []  # "<notebook path>::Cell N", the path as given or relative to the repository
+
+    def pytest_report_header(self, config: pytest.Config) -> str | None:
+        if self.variant is None:
+            return None
+        return f"notebooks as on another CPU: {self.variant.name} ({self.variant.describe()})"
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        report = outcome.get_result()
+        if report.failed and report.when == "call":
+            self.failed.append(f"{shown_path(item.path)}::{item.name}")
+            if self.variant is not None:
+                report.sections.append((
+                    f"on another CPU ({self.variant.name})",
+                    f"This cell failed as on another CPU ({self.variant.describe()}).\n"
+                    "The summary at the end says whether it fails on this machine as it is, too.",
+                ))
+
+
+def shown_path(path: Path) -> str:
+    """`path` relative to the repository when it lies inside, else absolute."""
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def recheck(nodeids: list[str]) -> set[str] | None:
+    """Run the notebooks of `nodeids` again with this machine's own settings.
+
+    Returns:
+        the ids that fail there too, or None if that run could not complete.
+    """
+    notebooks = sorted({n.rsplit("::", 1)[0] for n in nodeids})
+    print(f"\nnbval_other_cpu: checking {len(notebooks)} notebook(s) again on this machine as it is ...", flush=True)
+    outcomes = Outcomes()
+    with contextlib.redirect_stdout(io.StringIO()):  # the first run already showed the diffs
+        status = pytest.main(["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "-p", "no:cacheprovider",
+                              *notebooks], plugins=[outcomes])
+    if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        return None
+    return set(outcomes.failed)
+
+
+def summary(variant: Variant, failed: list[str], also_here: set[str] | None) -> str:
+    """The closing report: which failures depend on the CPU, which fail on this machine too."""
+    if also_here is None:
+        return (f"=== {len(failed)} output(s) failed as on another CPU ({variant.name}); checking them again on "
+                "this machine as it is did not complete, so whether they depend on the CPU is unknown ===\n"
+                + "\n".join(failed))
+    cpu = [n for n in failed if n not in also_here]
+    here = [n for n in failed if n in also_here]
+    lines = []
+    if cpu:
+        lines += [f"=== {len(cpu)} output(s) that depend on the CPU ({variant.name}) ===", *cpu, explanation(variant)]
+    if here:
+        lines += [f"=== {len(here)} output(s) that fail on this machine as it is too: not a CPU question "
+                  "(stale outputs or a failing cell; see the normal nbval run) ===", *here]
+    return "\n".join(lines)
+
+
+def split_args(args: list[str]) -> tuple[str, list[str], list[str]]:
+    """(variant name, pytest options, notebook paths) from the command line; non-notebook paths are dropped."""
+    name, options, paths, rest = OTHER_CPU.name, [], [], list(args)
+    gave_paths = False
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--variant":
+            name = rest.pop(0) if rest else ""
+        elif arg.startswith("--variant="):
+            name = arg.split("=", 1)[1]
+        elif not arg.startswith("-") and (arg.endswith(".ipynb") or Path(arg).exists()):
+            gave_paths = True
+            paths += [arg] if arg.endswith(".ipynb") else [str(p) for p in sorted(Path(arg).glob("*.ipynb"))]
+        else:
+            options.append(arg)
+    if name not in VARIANTS:
+        sys.exit(f"--variant must be one of {sorted(VARIANTS)}, got {name!r}")
+    if not gave_paths:
+        paths = [str(p.relative_to(ROOT)) for pattern in NOTEBOOK_GLOBS for p in sorted(ROOT.glob(pattern))]
+    return name, options, paths
+
+
+def main(argv: list[str]) -> int:
+    name, options, paths = split_args(argv)
+    if not paths:
+        print("nbval_other_cpu: no notebook among the given paths; nothing to check on another CPU")
+        return 0
+    variant = VARIANTS[name]
+    os.chdir(ROOT)
+    saved = dict(os.environ)
+    outcomes = Outcomes(variant)
+    with tempfile.TemporaryDirectory(prefix="nbval-other-cpu-") as tmp:
+        os.environ.update(kernel_env(variant, tmp))  # nbval's kernels inherit this environment
+        try:
+            status = int(pytest.main(["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", *options, *paths],
+                                     plugins=[outcomes]))
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+    if outcomes.failed:
+        print(summary(variant, outcomes.failed, recheck(outcomes.failed)))
+    return 0 if status == pytest.ExitCode.NO_TESTS_COLLECTED else status  # e.g. -k chose only unit tests
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
