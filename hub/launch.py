@@ -100,6 +100,18 @@ def port_problem(ip: str, port: int, variable: str) -> str | None:
     return None
 
 
+def free_ports(n: int) -> list[int]:
+    """n distinct free loopback ports (all held open while choosing, so none is picked twice)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
 def node_problem() -> str | None:
     """A sentence if Node.js or the pinned configurable-http-proxy is missing or too old."""
     node = shutil.which("node")

@@ -32,7 +32,6 @@ import pwd
 import secrets
 import shutil
 import signal
-import socket
 import struct
 import sys
 import tempfile
@@ -69,12 +68,6 @@ def _percentile(values: list[float], q: float) -> float:
     pos = (len(xs) - 1) * q / 100
     lo, hi = math.floor(pos), math.ceil(pos)
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclasses.dataclass
@@ -390,8 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = classroom.Settings(state=tmp / "state", home_base=tmp / "home", prefix=f"jb{secrets.token_hex(2)}-",
                                   venv=Path(os.environ.get("HUB_VENV") or sys.prefix),
                                   notebooks=ROOT / "notebooks")
-    net = launch.Network(port=_free_port(), internal_port=_free_port(), proxy_api_port=_free_port(),
-                         idle_timeout=3600)
+    ports = launch.free_ports(3)
+    net = launch.Network(port=ports[0], internal_port=ports[1], proxy_api_port=ports[2], idle_timeout=3600)
     problems = launch.preflight(settings, net)
     if not (settings.notebooks / args.notebook).is_file():
         problems.append(f"no notebook {args.notebook} in {settings.notebooks}")

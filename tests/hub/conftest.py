@@ -150,6 +150,18 @@ def _requirements_problem(settings: classroom.Settings) -> str | None:
     return classroom.student_access_problem(settings)
 
 
+def _course_copy(dest: Path) -> Path:
+    """The course's notebooks, with a Chinese edition in zh/ (a copy of 01 until notebooks/zh/ exists)."""
+    dest.mkdir()
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        shutil.copyfile(nb, dest / nb.name)
+    (dest / "zh").mkdir()
+    zh = sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")) or [ROOT / "notebooks" / "01_introduction.ipynb"]
+    for nb in zh:
+        shutil.copyfile(nb, dest / "zh" / nb.name)
+    return dest
+
+
 async def _start_servers(hub: ClassHub, names: list[str]) -> None:
     from attnlib.bench.hub import Client
 
@@ -180,7 +192,7 @@ def hub():
     tmp = Path(tempfile.mkdtemp(prefix="attnlib-test-hub-"))
     os.chmod(tmp, 0o755)
     settings = classroom.Settings(state=tmp / "state", home_base=tmp / "home", prefix=f"jt{secrets.token_hex(2)}-",
-                                  venv=Path(sys.prefix), notebooks=ROOT / "notebooks")
+                                  venv=Path(sys.prefix), notebooks=_course_copy(tmp / "course"))
     problem = _requirements_problem(settings)
     if problem:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
 import psutil
 import pytest
 
 pytestmark = pytest.mark.hub
+ROOT = Path(__file__).resolve().parents[2]
 REFUSED = (403, 404)
 
 
@@ -181,3 +185,28 @@ print("SEEN", "\\n".join(seen))
     assert str(state / "roster.json") in result["state_denied"]
     assert str(state / "jupyterhub_cookie_secret") in result["state_denied"]
     assert Path(state).stat().st_mode & 0o777 == 0o700
+
+
+def test_each_student_has_an_own_copy_of_both_editions_opening_at_01(hub):
+    course = sorted(p.relative_to(hub.settings.notebooks) for p in hub.settings.notebooks.rglob("*.ipynb"))
+    assert any(p.parts[0] == "zh" for p in course) and len(course) >= 8
+    for name in ("alice", "bob"):
+        copy = hub.home(name) / "notebooks"
+        assert sorted(p.relative_to(copy) for p in copy.rglob("*.ipynb")) == course
+        assert all(p.stat().st_uid == hub.uid(name) for p in copy.rglob("*"))
+    req = urllib.request.Request(hub.url + "/user/alice/", headers={"Authorization": f"token {hub.tokens['alice']}"})
+    with urllib.request.urlopen(req, timeout=60) as r:  # follows the server's redirect to its default_url
+        assert r.url.endswith("/user/alice/lab/tree/notebooks/01_introduction.ipynb"), r.url
+
+
+def test_reset_gives_a_fresh_copy_and_keeps_the_old_one(hub):
+    mine = hub.home("alice") / "notebooks" / "01_introduction.ipynb"
+    mine.write_text("{}")  # the student broke their notebook
+    env = {**os.environ, **hub.settings.as_env()}
+    done = subprocess.run([sys.executable, str(ROOT / "hub" / "roster.py"), "reset", "alice"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert mine.read_bytes() == (hub.settings.notebooks / "01_introduction.ipynb").read_bytes()
+    kept = [p for p in hub.home("alice").iterdir() if p.name.startswith("notebooks-before-reset-")]
+    assert len(kept) == 1 and (kept[0] / "01_introduction.ipynb").read_text() == "{}"
+    assert mine.stat().st_uid == hub.uid("alice")
