@@ -123,6 +123,40 @@ def test_tiled_gradcheck_float64():
     assert torch.autograd.gradcheck(fn, (q, k, v))
 
 
+def _matmul_flops(fn, *args, **kwargs):
+    """FLOPs of the matrix products fn runs, counted by PyTorch's FlopCounterMode (notebook 07 relies on it)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        fn(*args, **kwargs)
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize("n, block", [(256, 1024), (300, 128), (1024, 256)])
+def test_tiled_does_the_naive_arithmetic_and_the_counter_sees_it(n, block):
+    """4·N²·d multiply-add FLOPs (Q Kᵀ and P V), like the naive form: tiling changes the memory, not the work."""
+    d = 16
+    q, k, v = _qkv((1,), n, n, d, d, torch.float32)
+    tiled = _matmul_flops(efficient.tiled_attention, q, k, v, block_q=block, block_k=block)
+    naive = _matmul_flops(al.scaled_dot_product_attention, q, k, v)
+    assert tiled == naive == 4 * n * n * d
+
+
+def test_linear_attention_flops_grow_linearly():
+    d = 16
+    counts = [_matmul_flops(efficient.linear_attention, *_qkv((1,), n, n, d, d, torch.float32)) for n in (128, 256)]
+    assert counts[1] == 2 * counts[0] and counts[0] == 128 * (4 * d * d + 2 * d)  # φ(K)ᵀV, φ(Q)·, and the normaliser
+
+
+def test_feature_map_rounds_to_zero_where_the_docstring_says():
+    """(exp(x) − 1) + 1 is exactly 0 in float32 below x ≈ −17.3, positive above −16.6; exp itself underflows at −104."""
+    x = torch.tensor([-16.0, -18.0, -87.0, -104.0])
+    phi = efficient.elu_feature_map(x)
+    assert phi[0] > 0 and bool((phi[1:] == 0).all())
+    e = torch.exp(x)
+    assert e[2] >= torch.finfo(torch.float32).smallest_normal and e[3] == 0
+
+
 def test_tiled_never_builds_the_score_matrix():
     """Measured peak memory of the tiled call stays far below one N×N float32 matrix."""
     n, d = 2048, 32
