@@ -73,7 +73,8 @@ def make_attention(*, scale: str = "d_k", dim: int = -1, inverted: bool = False,
 
     def attention(Q, K, V, mask=None):
         batch, heads, seq, d_k = Q.shape
-        divisor = {"d_k": math.sqrt(d_k), "d_model": math.sqrt(heads * d_k), "none": 1.0, "no_sqrt": d_k}[scale]
+        divisor = {"d_k": math.sqrt(d_k), "d_model": math.sqrt(heads * d_k), "none": 1.0, "no_sqrt": d_k,
+                   "three": 3.0}[scale]
         scores = Q @ K.transpose(-2, -1) / divisor  # [batch, heads, N_q, N_k]
         if mask is not None and not mask_after:
             scores = scores.masked_fill(mask if inverted else mask == 0, fill)
@@ -115,6 +116,7 @@ def test_attention_accepts_pytorch_sdpa_wrapper(capsys):
         (dict(scale="d_model"), ["multiplied by 0.2500 = 1/√d_model = 1/√16", "expected 1/√d_k = 1/√8 = 0.3536"]),
         (dict(scale="none"), ["1 (no scaling at all)"]),
         (dict(scale="no_sqrt"), ["1/d_k = 1/8 (no square root)"]),
+        (dict(scale="three"), ["multiplied by 0.3333 = 1/√9;", "expected 1/√d_k = 1/√8 = 0.3536"]),  # a scale it cannot name
         (dict(dim=-2), ["rows don't sum to 1 along keys: you normalised over dim=-2", "softmax(scores, dim=-1)"]),
         (dict(dim=1), ["you normalised over dim=1 (the heads)"]),
         (dict(inverted=True), ["with a mask", "the mask is inverted", "True/1 means 'may attend'"]),

@@ -6,22 +6,22 @@ from attnlib import checks
 
 
 def softmax_by_chunks(scores, chunk):
-    m, l = float("-inf"), 0.0
+    m, ell = float("-inf"), 0.0
     for start in range(0, len(scores), chunk):
         block = scores[start : start + chunk]
         m_new = max(m, float(block.max()))
-        l = l * torch.exp(torch.tensor(m - m_new, dtype=scores.dtype)) + torch.exp(block - m_new).sum()
+        ell = ell * torch.exp(torch.tensor(m - m_new, dtype=scores.dtype)) + torch.exp(block - m_new).sum()
         m = m_new
-    return torch.exp(scores - m) / l
+    return torch.exp(scores - m) / ell
 
 
 def no_rescale(scores, chunk):
-    m, l = float("-inf"), 0.0
+    m, ell = float("-inf"), 0.0
     for start in range(0, len(scores), chunk):
         block = scores[start : start + chunk]
         m = max(m, float(block.max()))
-        l = l + torch.exp(block - m).sum()  # forgot exp(m_old - m_new)
-    return torch.exp(scores - m) / l
+        ell = ell + torch.exp(block - m).sum()  # forgot exp(m_old - m_new)
+    return torch.exp(scores - m) / ell
 
 
 def no_max(scores, chunk):
@@ -86,3 +86,37 @@ def test_causal_linear_attention(capsys):
     assert "non-causal" in capsys.readouterr().out
     assert checks.check_causal_linear_attention(lambda Q, K, V, eps: 1 / 0) is False
     assert "ZeroDivisionError" in capsys.readouterr().out
+
+
+def _causal_pieces(Q, K, V):
+    """φ(q_i)ᵀ S_i [N, d_v], the causal normaliser φ(q_i)ᵀ z_i [N, 1] and the non-causal one [N, 1]."""
+    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+    numerator = torch.einsum("nd,nde->ne", phi_q, torch.cumsum(phi_k[:, :, None] * V[:, None, :], dim=0))
+    normaliser = (phi_q * torch.cumsum(phi_k, dim=0)).sum(-1, keepdim=True)
+    full = phi_q @ phi_k.sum(0, keepdim=True).T
+    return numerator, normaliser, full
+
+
+def test_causal_linear_attention_without_its_denominator_names_the_normaliser(run):
+    result, out = run(checks.check_causal_linear_attention, lambda Q, K, V, eps: _causal_pieces(Q, K, V)[0])
+    assert result is False and out.startswith("✗ Not yet")
+    assert "numerator" in out and "normaliser φ(q_i)ᵀ z_i + eps" in out
+    assert out.count("\n") == 1  # one line
+
+
+def test_causal_linear_attention_with_a_non_causal_normaliser(run):
+    def wrong(Q, K, V, eps):
+        numerator, _, full = _causal_pieces(Q, K, V)
+        return numerator / (full + eps)
+
+    result, out = run(checks.check_causal_linear_attention, wrong)
+    assert result is False and "normaliser is not" in out and "prefix sum" in out
+
+
+def test_causal_linear_attention_without_eps(run):
+    def no_eps(Q, K, V, eps):
+        numerator, normaliser, _ = _causal_pieces(Q, K, V)
+        return numerator / normaliser
+
+    result, out = run(checks.check_causal_linear_attention, no_eps)
+    assert result is False and "add eps" in out

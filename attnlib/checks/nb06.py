@@ -10,6 +10,7 @@ from torch import nn
 
 from ..core import scaled_dot_product_attention
 from ..modules import MultiHeadAttention
+from ..rounding import rounded
 from .feedback import call, say
 
 
@@ -128,11 +129,11 @@ def _weights_problem(
             if abs(s - value) <= 1e-3 * value:
                 if name.startswith("1/√d_k"):
                     break
-                return (f"the scores were multiplied by {s:.4f} = {name}; expected 1/√d_k = 1/√{d_k} = "
-                        f"{1 / math.sqrt(d_k):.4f}. Divide by √d_k, the width of ONE head")
+                return (f"the scores were multiplied by {rounded(s):.4f} = {name}; expected 1/√d_k = 1/√{d_k} = "
+                        f"{rounded(1 / math.sqrt(d_k)):.4f}. Divide by √d_k, the width of ONE head")
         else:
-            return (f"the scores were multiplied by {s:.4f} = 1/√{1 / s ** 2:.4g}; expected 1/√d_k = 1/√{d_k} = "
-                    f"{1 / math.sqrt(d_k):.4f}. Divide by √d_k, the width of ONE head")
+            return (f"the scores were multiplied by {rounded(s):.4f} = 1/√{rounded(1 / s ** 2, 2):g}; expected "
+                    f"1/√d_k = 1/√{d_k} = {rounded(1 / math.sqrt(d_k)):.4f}. Divide by √d_k, the width of ONE head")
     err = (w - expected).abs()
     b, h, i, j = (int(v) for v in torch.nonzero(err == err.max())[0])
     return (f"weight [batch {b}, head {h}, query {i}, key {j}] is {float(w[b, h, i, j]):.4f}, expected "

@@ -5,6 +5,7 @@ from typing import Callable
 
 import torch
 
+from ..rounding import rounded
 from .feedback import call, say, tensor_problem
 
 
@@ -37,11 +38,11 @@ def check_softmax_by_chunks(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> 
         if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
             g = got.detach().double()
             if abs(float(g.sum()) - 1.0) > 1e-6 and bool(torch.isfinite(g).all()):
-                problem += (f"; your weights sum to {float(g.sum()):.4f}, not 1: when a chunk raises the maximum "
-                            "m, the running sum l must be rescaled by exp(m_old − m_new) before adding")
+                problem += (f"; your weights sum to {rounded(float(g.sum())):.4f}, not 1: when a chunk raises the maximum "
+                            "m, the running sum ℓ must be rescaled by exp(m_old − m_new) before adding")
         if problem:
             return say(False, f"on {label}: {problem}")
-    return say(True, "one pass keeps only (m, l); rescaling l by exp(m_old − m_new) when the maximum grows "
+    return say(True, "one pass keeps only (m, ℓ); rescaling ℓ by exp(m_old − m_new) when the maximum grows "
                          "makes the chunked softmax exact, even for scores near 1000.")
 
 
@@ -82,12 +83,34 @@ def check_window_pairs(fn: Callable[[int, int], int]) -> bool:
                          "for full attention.")
 
 
-def _causal_linear_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, eps: float) -> torch.Tensor:
-    """Causal linear attention written with the N×N matrix: row i uses keys 0..i only."""
+def _causal_linear_parts(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Causal linear attention's pieces, written with the N×N matrix: row i uses keys 0..i only.
+
+    Returns (numerator [N, d_v], causal normaliser [N, 1], non-causal normaliser [N, 1]), eps not added.
+    """
     phi_q = torch.nn.functional.elu(q) + 1  # [N, d_k]
     phi_k = torch.nn.functional.elu(k) + 1  # [N, d_k]
-    sim = (phi_q @ phi_k.T).tril()  # [N, N] zero above the diagonal
-    return (sim @ v) / (sim.sum(dim=-1, keepdim=True) + eps)  # [N, d_v]
+    sim = phi_q @ phi_k.T  # [N, N] φ(q_i)·φ(k_j)
+    causal = sim.tril()  # [N, N] zero above the diagonal
+    return causal @ v, causal.sum(dim=-1, keepdim=True), sim.sum(dim=-1, keepdim=True)
+
+
+def _denominator_hint(got: torch.Tensor, parts: tuple[torch.Tensor, ...], eps: float) -> str:
+    """Name the mistake in the normaliser when the numerator is right, or return ""."""
+    numerator, normaliser, full_normaliser = parts
+
+    def close(candidate: torch.Tensor) -> bool:
+        return torch.allclose(got, candidate, atol=1e-9, rtol=1e-9)
+
+    if close(numerator):
+        return ("you returned the numerator φ(q_i)ᵀ S_i only: divide it by the normaliser φ(q_i)ᵀ z_i + eps "
+                "(z_i = Σ_{j≤i} φ(k_j)), which makes the implicit weights of each row sum to 1")
+    if close(numerator / (full_normaliser + eps)):
+        return ("the numerator is causal but the normaliser is not: it sums φ(k_j) over all keys. Use the prefix sum "
+                "z_i = Σ_{j≤i} φ(k_j) (torch.cumsum), the same keys as the numerator")
+    if close(numerator / normaliser):
+        return "almost: add eps to the normaliser, φ(q_i)ᵀ z_i + eps, as in the formula (it guards against 0)"
+    return ""
 
 
 def check_causal_linear_attention(fn: Callable[..., torch.Tensor]) -> bool:
@@ -107,16 +130,20 @@ def check_causal_linear_attention(fn: Callable[..., torch.Tensor]) -> bool:
     for n, d_k, d_v in ((6, 4, 3), (17, 8, 5)):
         q, k, v = (torch.randn(n, d, generator=gen, dtype=torch.float64) for d in (d_k, d_k, d_v))
         eps = 1e-6
-        expected = _causal_linear_reference(q, k, v, eps)  # [N, d_v]
+        parts = _causal_linear_parts(q, k, v)
+        expected = parts[0] / (parts[1] + eps)  # [N, d_v]
         got, error = call(fn, q.clone(), k.clone(), v.clone(), eps)
         if error:
             return say(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}, {error}")
         problem = tensor_problem(got, expected, atol=1e-9)
         if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
             g = got.detach().double()
+            hint = _denominator_hint(g, parts, eps)
             if torch.allclose(g, linear_attention(q, k, v, eps=eps)[0], atol=1e-9):
                 problem = ("this is the non-causal version: every row used all keys. Row i may use keys 0..i "
                            "only: take running (prefix) sums with torch.cumsum along the sequence")
+            elif hint:
+                problem = hint
             elif torch.allclose(g[0], expected[0], atol=1e-9) and not torch.allclose(g[-1], expected[-1], atol=1e-9):
                 problem += "; the first row is right but later rows are not: check the denominator uses the same prefix"
         if problem:
