@@ -183,6 +183,8 @@ def load_roster(settings: Settings) -> dict[str, dict]:
         data = json.loads(settings.roster_file.read_text())
     except FileNotFoundError:
         return {}
+    except PermissionError:
+        raise RosterError(f"cannot read {settings.roster_file} (root only): run it with sudo") from None
     except (OSError, ValueError) as exc:
         raise RosterError(f"cannot read {settings.roster_file}: {exc}") from None
     users = data.get("users") if isinstance(data, dict) else None
@@ -204,8 +206,12 @@ def save_roster(settings: Settings, users: dict[str, dict]) -> None:
 @contextmanager
 def roster_lock(settings: Settings) -> Iterator[dict[str, dict]]:
     """Load the roster under an exclusive lock, and save it back when the block ends without error."""
-    ensure_state_dir(settings)
-    with open(settings.state / "roster.lock", "w") as lock:
+    try:
+        ensure_state_dir(settings)
+        lock = open(settings.state / "roster.lock", "w")
+    except PermissionError:
+        raise RosterError(f"cannot write the roster in {settings.state} (root only): run it with sudo") from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         users = load_roster(settings)
         yield users
@@ -383,9 +389,14 @@ def kill_processes_of(uid: int) -> None:
 # ------------------------------------------------------------------------------------------ accounts
 
 
-def add_account(settings: Settings, name: str, role: str = "student") -> str | None:
-    """Create hub user `name` (system user, home, notebooks, roster entry).
+def add_account(settings: Settings, name: str, role: str = "student", system_user: bool = True) -> str | None:
+    """Create hub user `name`: roster entry and, unless `system_user` is False, system user, home, notebooks.
 
+    Args:
+        settings: where the roster and the homes are.
+        name: the hub user name (normalised).
+        role: "student" or "teacher" (a hub admin).
+        system_user: False for a roster only, e.g. for Kubernetes, where each student gets a pod.
     Returns:
         The new random password, or None if the account already existed (its password is kept).
     """
@@ -396,12 +407,14 @@ def add_account(settings: Settings, name: str, role: str = "student") -> str | N
         if name in users:
             if users[name].get("role") != role:
                 raise RosterError(f"{name!r} is already a {users[name].get('role')}; pick another name")
-            prepare_home(settings, name)
+            if system_user:
+                prepare_home(settings, name)
             return None
-        entry = prepare_home(settings, name)
         password = new_password()
-        users[name] = {"role": role, "password": hash_password(password), "system_user": entry.pw_name,
-                       "home": entry.pw_dir}
+        users[name] = {"role": role, "password": hash_password(password)}
+        if system_user:
+            entry = prepare_home(settings, name)
+            users[name].update(system_user=entry.pw_name, home=entry.pw_dir)
         return password
 
 

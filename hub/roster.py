@@ -1,7 +1,8 @@
 """The class list: accounts for the hub (`make hub-roster`, `make hub-password`, `make hub-reset` …).
 
     python hub/roster.py add students.txt     # one name per line; prints a random password per new student
-    python hub/roster.py teacher NAME         # another teacher (hub admin) account
+    python hub/roster.py add --roster-only students.txt   # roster.json only, for Kubernetes (hub/config.yaml)
+    python hub/roster.py teacher [--roster-only] NAME   # another teacher (hub admin) account
     python hub/roster.py password NAME        # a new random password for NAME
     python hub/roster.py reset NAME           # a fresh copy of the notebooks for NAME (the old one is kept)
     python hub/roster.py remove NAME          # NAME can no longer log in (their files stay)
@@ -20,12 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import classroom  # noqa: E402
 
 
-def add(settings: classroom.Settings, roster_path: str) -> int:
+def add(settings: classroom.Settings, roster_path: str, roster_only: bool = False) -> int:
     names = classroom.read_names(Path(roster_path))
-    classroom.require_root("make hub-roster")
-    problem = classroom.student_access_problem(settings)
-    if problem:
-        raise classroom.RosterError(problem)
+    if not roster_only:
+        classroom.require_root("make hub-roster")
+        problem = classroom.student_access_problem(settings)
+        if problem:
+            raise classroom.RosterError(problem)
     taken = {n: u.get("role") for n, u in classroom.load_roster(settings).items()}
     clash = [n for n in names if taken.get(n) == "teacher"]
     if clash:
@@ -33,7 +35,7 @@ def add(settings: classroom.Settings, roster_path: str) -> int:
     width = max(len(n) for n in names)
     print(f"{'name':<{width}}  password")
     for name in names:
-        password = classroom.add_account(settings, name, role="student")
+        password = classroom.add_account(settings, name, role="student", system_user=not roster_only)
         shown = password or "(account exists; password unchanged: make hub-password NAME=" + name + ")"
         print(f"{name:<{width}}  {shown}", flush=True)
     print(f"\n{len(names)} students on the roster. Hand each one their line; the passwords are not stored "
@@ -41,9 +43,10 @@ def add(settings: classroom.Settings, roster_path: str) -> int:
     return 0
 
 
-def teacher(settings: classroom.Settings, name: str) -> int:
-    classroom.require_root("make hub-teacher")
-    password = classroom.add_account(settings, name, role="teacher")
+def teacher(settings: classroom.Settings, name: str, roster_only: bool = False) -> int:
+    if not roster_only:
+        classroom.require_root("make hub-teacher")
+    password = classroom.add_account(settings, name, role="teacher", system_user=not roster_only)
     if password is None:
         print(f"{name}: teacher account exists; password unchanged (make hub-password NAME={name})")
     else:
@@ -52,7 +55,6 @@ def teacher(settings: classroom.Settings, name: str) -> int:
 
 
 def password(settings: classroom.Settings, name: str) -> int:
-    classroom.require_root("make hub-password")
     print(f"{classroom.normalize_name(name)}  new password  {classroom.set_new_password(settings, name)}")
     print("(the old password no longer works; a browser already logged in stays logged in until it logs out)")
     return 0
@@ -91,20 +93,25 @@ def show(settings: classroom.Settings) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hub/roster.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("add", help="accounts for the names in a file").add_argument("roster")
+    adding = sub.add_parser("add", help="accounts for the names in a file")
+    adding.add_argument("roster")
+    adding.add_argument("--roster-only", action="store_true",
+                        help="only write <state>/roster.json, no system users (for hub/config.yaml on Kubernetes)")
     for cmd, what in (("teacher", "add a teacher"), ("password", "new password"), ("reset", "fresh notebooks"),
                       ("remove", "no more login")):
         sub.add_parser(cmd, help=what).add_argument("name")
+    sub.choices["teacher"].add_argument("--roster-only", action="store_true", help="as for add")
     sub.add_parser("list", help="who is on the roster")
     args = parser.parse_args(argv)
     settings = classroom.Settings.from_env()
     try:
         if args.command == "add":
-            return add(settings, args.roster)
+            return add(settings, args.roster, args.roster_only)
         if args.command == "list":
             return show(settings)
-        return {"teacher": teacher, "password": password, "reset": reset, "remove": remove}[args.command](
-            settings, args.name)
+        if args.command == "teacher":
+            return teacher(settings, args.name, args.roster_only)
+        return {"password": password, "reset": reset, "remove": remove}[args.command](settings, args.name)
     except classroom.RosterError as exc:
         print(f"hub/roster.py {args.command}: {exc}", file=sys.stderr)
         return 2
