@@ -7,8 +7,6 @@ import torch
 import attnlib as al
 
 
-
-
 def test_scaled_scores_accepts_the_formula(run):
     ok, out = run(al.checks.check_scaled_scores, lambda Q, K: Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1)))
     assert ok is True and out.startswith("✓ Correct")
@@ -31,12 +29,27 @@ def test_scaled_scores_explains_mistakes(run, answer, hint):
     assert "Traceback" not in out
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [lambda Q, K: Q @ K.T / math.sqrt(Q.size(-1)), lambda Q, K: Q @ K.t() / math.sqrt(Q.size(-1))],
+    ids=["K.T", "K.t()"],
+)
+@pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")  # torch's own deprecation note for K.T
+def test_scaled_scores_explains_a_transpose_of_every_dimension(run, answer):
+    ok, out = run(al.checks.check_scaled_scores, answer)
+    assert ok is False and out.startswith("✗ Not yet") and out.count("\n") == 1
+    assert "works on 2-D input but not on batched" in out and "K.transpose(-2, -1)" in out
+    assert "Traceback" not in out
+
+
 def test_score_variance(run):
     assert run(al.checks.check_score_variance, lambda d, a, b: d * a * b)[0] is True
     ok, out = run(al.checks.check_score_variance, lambda d, a, b: d)
     assert ok is False and "component variances matter" in out
     ok, out = run(al.checks.check_score_variance, lambda d, a, b: math.sqrt(d) * a * b)
     assert ok is False and "add up" in out
+    ok, out = run(al.checks.check_score_variance, lambda d, a, b: d * math.sqrt(a * b))
+    assert ok is False and "square root of var_q · var_k" in out
     ok, out = run(al.checks.check_score_variance, lambda d, a, b: "big")
     assert ok is False and "expected a number" in out
 
@@ -48,8 +61,8 @@ def test_softmax_jacobian(run):
     assert ok is False and "diag(s) only" in out
     ok, out = run(al.checks.check_softmax_jacobian, lambda s: -torch.outer(s, s))
     assert ok is False and "add diag(s)" in out
+    ok, out = run(al.checks.check_softmax_jacobian, lambda s: torch.outer(s, s) - torch.diag(s))
+    assert ok is False and "opposite sign" in out and "s sᵀ − diag(s)" in out
     ok, out = run(al.checks.check_softmax_jacobian, lambda s: torch.eye(len(s)) - torch.outer(s, s))
     assert ok is False and "largest difference" in out
 
-
-# ---- 04 ----

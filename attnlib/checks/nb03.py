@@ -6,6 +6,7 @@ from typing import Callable
 
 import torch
 
+from ..rounding import rounded
 from .feedback import call, say, tensor_problem
 
 
@@ -26,6 +27,13 @@ def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
         d_k = q_shape[-1]
         expected = Q @ K.transpose(-2, -1) / math.sqrt(d_k)  # [..., N_q, N_k]
         got, error = call(fn, Q.clone(), K.clone())
+        batched = len(q_shape) > 2
+        if batched and (error or (isinstance(got, torch.Tensor) and got.shape != expected.shape)):
+            # it passed the 2-D case: the usual cause is a transpose of every dimension
+            return say(False, f"it works on 2-D input but not on batched Q {q_shape} and K {k_shape} "
+                              f"({error or f'got shape {tuple(got.shape)}'}). If you wrote `K.T` or `K.t()`: on a batched "
+                              "tensor `K.T` reverses all dimensions ([2, 3, 6, 64] → [64, 6, 3, 2]) and `K.t()` "
+                              "refuses more than 2; `K.transpose(-2, -1)` swaps only the last two.")
         if error:
             return say(False, f"with Q {q_shape} and K {k_shape}, {error}")
         problem = tensor_problem(got, expected, atol=1e-4)
@@ -61,7 +69,10 @@ def check_score_variance(fn: Callable[[int, float, float], float]) -> bool:
                 return say(False, f"score_variance({d_k}, {var_q}, {var_k}) returned {got!r}; expected a number")
             if not math.isclose(value, expected, rel_tol=1e-6):
                 hint = ""
-                if math.isclose(value, d_k, rel_tol=1e-6) and expected != d_k:
+                if math.isclose(value, d_k * math.sqrt(var_q * var_k), rel_tol=1e-6):
+                    hint = (" You took the square root of var_q · var_k, which is the product of the standard"
+                            " deviations: Var(q_i k_i) = E[q_i²] E[k_i²] = var_q · var_k, with no square root.")
+                elif math.isclose(value, d_k, rel_tol=1e-6) and expected != d_k:
                     hint = " The component variances matter too: each term q_i k_i has variance var_q · var_k."
                 elif math.isclose(value, math.sqrt(d_k) * var_q * var_k, rel_tol=1e-6):
                     hint = " Variances of independent terms add up: a sum of d_k terms has d_k times the variance."
@@ -88,14 +99,17 @@ def check_softmax_jacobian(fn: Callable[[torch.Tensor], torch.Tensor]) -> bool:
         expected = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=-1), z)  # [N, N]
         got, error = call(fn, s.clone())
         if error:
-            return say(False, f"for s = {[round(x, 4) for x in s.tolist()]}, {error}")
+            return say(False, f"for s = {rounded(s).tolist()}, {error}")
         problem = tensor_problem(got, expected, atol=1e-6)
         if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
             g = got.detach().double()
-            if torch.allclose(g, torch.diag(s), atol=1e-6):
+            if torch.allclose(g, -expected, atol=1e-6):
+                problem = ("your matrix has the opposite sign: you computed s sᵀ − diag(s). The Jacobian is "
+                           "diag(s) − s sᵀ, whose diagonal s_i(1 − s_i) is ≥ 0 (raising a score raises its own weight)")
+            elif torch.allclose(g, torch.diag(s), atol=1e-6):
                 problem = "you returned diag(s) only: subtract the outer product s sᵀ"
             elif torch.allclose(g, -torch.outer(s, s), atol=1e-6):
                 problem = "you returned −s sᵀ only: add diag(s)"
         if problem:
-            return say(False, f"for s = {[round(x, 4) for x in s.tolist()]}: {problem}")
+            return say(False, f"for s = {rounded(s).tolist()}: {problem}")
     return say(True, "∂s/∂z = diag(s) − s sᵀ matches autograd.")
