@@ -1,11 +1,20 @@
-"""One rounding rule for every number the course commits: printed text, figure JSON, titles."""
+"""One rounding rule for every number the course commits: printed text, figure JSON, titles.
+
+A float32 result rounded to 4 decimals can still flip on another CPU when it lies near a rounding
+boundary. To find such numbers, set ATTNLIB_ROUNDING_AUDIT to a file path before Python starts:
+every call of `rounded` then appends what it rounded to that file (scripts/cpu_audit.py reads it).
+Unset (the default), the audit costs one `if` per call.
+"""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 
 DECIMALS = 4  # committed numbers keep 4 decimals unless a caller asks for fewer
+AUDIT_ENV = "ATTNLIB_ROUNDING_AUDIT"
+AUDIT_PATH = os.environ.get(AUDIT_ENV) or None  # read once, at import
 
 
 def rounded(x: Any, decimals: int = DECIMALS) -> Any:
@@ -26,5 +35,30 @@ def rounded(x: Any, decimals: int = DECIMALS) -> Any:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"x must be numeric (a number, tensor, array or list), got {type(x).__name__}") from exc
+    if AUDIT_PATH:
+        record(AUDIT_PATH, arr, decimals)
     out = np.round(arr, decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
     return float(out) if out.ndim == 0 else out
+
+
+def record(path: str, values: np.ndarray, decimals: int) -> None:
+    """Append one audit record to `path`: the values before rounding, the decimals, where the call came from.
+
+    Args:
+        path: the audit file (pickled dicts, one per call).
+        values: the float64 values about to be rounded. decimals: the decimals they are rounded to.
+
+    Returns:
+        None. A record is {"values", "decimals", "cell": IPython's execution count or None,
+        "stack": [(file, line, function), …] innermost last, rounding.py excluded}.
+    """
+    import pickle
+    import sys
+    import traceback
+
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    stack = [(f.filename, f.lineno, f.name) for f in traceback.extract_stack(limit=12) if f.filename != __file__]
+    entry = {"values": np.array(values, dtype=np.float64), "decimals": decimals,
+             "cell": getattr(shell, "execution_count", None), "stack": stack}
+    with open(path, "ab") as f:
+        pickle.dump(entry, f)

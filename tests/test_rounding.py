@@ -24,3 +24,34 @@ def test_rejects_bad_decimals(bad):
 def test_rejects_non_numbers():
     with pytest.raises(ValueError, match="numeric"):
         al.rounded("abc")
+
+
+def test_audit_is_switched_on_by_the_environment_only(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = ("import importlib.util as u; spec = u.spec_from_file_location('r', %r); r = u.module_from_spec(spec); "
+            "spec.loader.exec_module(r); r.rounded(0.5); print(r.AUDIT_PATH)" % al.rounding.__file__)  # no torch import
+    env = {k: v for k, v in os.environ.items() if k != "ATTNLIB_ROUNDING_AUDIT"}
+    path = tmp_path / "audit.pkl"
+    on = subprocess.run([sys.executable, "-c", code], env=dict(env, ATTNLIB_ROUNDING_AUDIT=str(path)),
+                        capture_output=True, text=True, check=True)
+    assert on.stdout.strip() == str(path) and path.stat().st_size > 0
+    off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert off.stdout.strip() == "None"
+
+
+def test_audit_records_values_decimals_and_caller(tmp_path, monkeypatch):
+    import pickle
+
+    path = tmp_path / "audit.pkl"
+    monkeypatch.setattr(al.rounding, "AUDIT_PATH", str(path))
+    assert al.rounded(torch.tensor([0.12345, 2.5]), decimals=2).tolist() == [0.12, 2.5]  # rounding unchanged
+    al.rounded(7.0)
+    with open(path, "rb") as f:
+        first, second = pickle.load(f), pickle.load(f)
+    assert first["decimals"] == 2 and second["decimals"] == 4
+    assert first["values"].tolist() == [float(torch.tensor(0.12345)), 2.5]  # before rounding, float32 digits kept
+    assert first["cell"] is None  # not inside IPython
+    assert first["stack"][-1][0] == __file__  # innermost frame outside rounding.py: this test
