@@ -188,20 +188,26 @@ def start_hub(settings: classroom.Settings, net: Network, log=None, tie_to_paren
 
 
 def wait_until_up(net: Network, proc: subprocess.Popen, timeout: float = 120) -> None:
-    """Return once /hub/health answers through the proxy; raise RuntimeError if the hub exits or times out."""
+    """Return once /hub/health answers through the proxy; raise RuntimeError if the hub exits or times out.
+
+    The hub's own port is asked first: asking the proxy before the hub listens makes it log an error.
+    """
     context = ssl._create_unverified_context() if net.ssl_cert else None
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"JupyterHub exited during startup (code {proc.returncode}); see its log")
-        try:
-            with urllib.request.urlopen(f"{net.local_url}/hub/health", timeout=5, context=context) as r:
-                if r.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.5)
-    raise RuntimeError(f"JupyterHub did not answer at {net.local_url} within {timeout:.0f} s")
+    for url, ctx in ((f"http://127.0.0.1:{net.internal_port}/hub/health", None),
+                     (f"{net.local_url}/hub/health", context)):
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"JupyterHub exited during startup (code {proc.returncode}); see its log")
+            try:
+                with urllib.request.urlopen(url, timeout=5, context=ctx) as r:
+                    if r.status == 200:
+                        break
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"JupyterHub did not answer at {url} within {timeout:.0f} s")
+            time.sleep(0.5)
 
 
 def stop_hub(proc: subprocess.Popen, settings: classroom.Settings | None = None) -> None:
