@@ -83,6 +83,7 @@ class Student:
     run_s: float = math.nan
     slider_ms: float = math.nan
     cells: int = 0
+    phase: str = "not started"
     error: str = ""
     peak_rss: int = 0
     peak_pss: int = 0
@@ -159,6 +160,8 @@ class Kernel:
             frame = await asyncio.wait_for(self.ws.read_message(), left)
             if frame is None:
                 raise RuntimeError("the kernel's websocket closed")
+            if isinstance(frame, str) and msg_id not in frame:
+                continue  # another request's message: skip parsing it (a widget's can be megabytes)
             msg = _decode(frame)
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
@@ -198,11 +201,13 @@ class Kernel:
 async def run_student(client: Client, s: Student, notebook: str, deadline: float) -> None:
     """Log in, start the server, run the notebook, move the slider; record times or the first error."""
     t0 = time.monotonic()
+    s.phase = "logging in"
     reply = await client.call("POST", f"/hub/api/users/{s.name}/tokens", expect=(200, 201),
                               body={"auth": {"username": s.name, "password": s.password}, "expires_in": 7200,
                                     "note": "attnlib.bench hub"})
     s.token = reply["token"]
     s.login_s = time.monotonic() - t0
+    s.phase = "starting the server"
     await client.call("POST", f"/hub/api/users/{s.name}/server", s.token, body={}, expect=(201, 202))
     while True:
         model = await client.call("GET", f"/hub/api/users/{s.name}", s.token)
@@ -215,6 +220,7 @@ async def run_student(client: Client, s: Student, notebook: str, deadline: float
         if time.monotonic() > deadline:
             raise RuntimeError("the server was not ready before the deadline")
         await asyncio.sleep(POLL_S)
+    s.phase = "opening the notebook"
     base = f"/user/{s.name}/api"
     path = f"notebooks/{notebook}"
     nb = (await client.call("GET", f"{base}/contents/{path}?content=1&type=notebook", s.token))["content"]
@@ -226,15 +232,15 @@ async def run_student(client: Client, s: Student, notebook: str, deadline: float
                                 s.token)
     try:
         kernel = Kernel(ws, s.name)
+        s.phase = "waiting for the kernel"
         await kernel.ready(deadline)
         t_run = time.monotonic()
         for i, code in enumerate(code_cells):
-            try:
-                await kernel.execute(code, deadline)
-            except RuntimeError as exc:
-                raise RuntimeError(f"code cell {i + 1} of {len(code_cells)}: {exc}") from None
+            s.phase = f"running code cell {i + 1} of {len(code_cells)}"
+            await kernel.execute(code, deadline)
             s.cells = i + 1
         s.run_s = time.monotonic() - t_run
+        s.phase = "moving the slider"
         t_slider = time.monotonic()
         out = await kernel.execute(SLIDER_CODE, deadline)
         s.slider_ms = (time.monotonic() - t_slider) * 1000
@@ -314,9 +320,9 @@ async def simulate(client: Client, students: list[Student], notebook: str, timeo
         try:
             await asyncio.wait_for(run_student(client, s, notebook, deadline), max(1.0, deadline - time.monotonic()))
         except asyncio.TimeoutError:
-            s.error = f"{s.name}: did not finish within --timeout {timeout:.0f} s"
+            s.error = f"{s.name}, {s.phase}: did not finish within --timeout {timeout:.0f} s"
         except Exception as exc:  # noqa: BLE001  (one student's failure is counted, the class goes on)
-            s.error = f"{s.name}: {exc}"
+            s.error = f"{s.name}, {s.phase}: {type(exc).__name__}: {exc}"
 
     await asyncio.gather(*(one(s) for s in students))
     done.set()
@@ -422,6 +428,11 @@ def main(argv: list[str] | None = None) -> int:
         for s in students:
             if s.error:
                 print(f"ERROR {s.error}", flush=True)
+        if result["errors"]:
+            kept = ROOT / "build" / "hub-bench" / f"hub-{time.strftime('%Y%m%d-%H%M%S')}.log"
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(log_path, kept)
+            print(f"the hub's log (with the students' servers') is kept in {kept}", flush=True)
     except classroom.RosterError as exc:
         print(f"the hub load test: {exc}", file=sys.stderr)
         return 2
