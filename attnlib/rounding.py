@@ -20,6 +20,8 @@ AUDIT_PATH = os.environ.get(AUDIT_ENV) or None  # read once, at import
 def rounded(x: Any, decimals: int = DECIMALS) -> Any:
     """`x` (number, tensor, array or nested list) rounded to `decimals` in float64, with -0.0 as 0.0.
 
+    Each value is rounded as Python's `round` does: the exact binary value, ties to even.
+
     Args:
         x: a Python number, a torch tensor, a numpy array or a nested list of numbers.
         decimals: decimals to keep, an integer ≥ 0.
@@ -37,7 +39,15 @@ def rounded(x: Any, decimals: int = DECIMALS) -> Any:
         raise ValueError(f"x must be numeric (a number, tensor, array or list), got {type(x).__name__}") from exc
     if AUDIT_PATH:
         record(AUDIT_PATH, arr, decimals)
-    out = np.round(arr, decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
+    with np.errstate(invalid="ignore", over="ignore"):  # inf, nan and huge values are never near a tie
+        out = np.array(np.round(arr, decimals))  # rint(x·10^d) / 10^d: can round the wrong way within an ulp of a tie
+        scaled = arr * 10.0**decimals
+        near_tie = np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6
+        whole = ~(np.abs(arr) < 1e15)  # already whole numbers (and inf, nan): rint(x·10^d) could overflow
+    out[whole] = arr[whole]
+    if near_tie.any():  # there, round the exact binary value like Python's round (correct on every machine)
+        out[near_tie] = [round(float(v), decimals) for v in arr[near_tie]]
+    out = out + 0.0  # + 0.0 turns -0.0 into 0.0
     return float(out) if out.ndim == 0 else out
 
 

@@ -1,8 +1,9 @@
 """Pure figure builders: arrays in, plotly figures out; nothing is displayed here.
 
 Every builder returns a `plotly.graph_objects.Figure` with a title, axis titles and
-colour-blind-safe colours (Viridis for weights, Okabe-Ito for lines); numbers are rounded to
-4 decimals so that saved notebooks are identical across machines. Importing this module sets
+colour-blind-safe colours (Viridis for weights, Okabe-Ito for lines). Every number a figure holds
+is either computed by `al.rounded` (the one rounding rule, 4 decimals unless said otherwise) or an
+exact small integer or literal constant, so that saved notebooks are identical across machines. Importing this module sets
 `plotly.io.renderers.default = "plotly_mimetype"` (figures store only plotly JSON).
 
 Public API (inputs may be torch tensors or numpy arrays):
@@ -59,6 +60,9 @@ Public API (inputs may be torch tensors or numpy arrays):
 
 Figures are sized in pixels (`width`) so that two fit side by side in a ~850 px notebook column.
 
+    single_thread() -> context manager
+        Run torch on one thread inside the block (live panels compute on tiny tensors).
+
 Colours: `OKABE_ITO` (8 colours), `HEATMAP_COLORSCALE` ("Viridis"), `MASK_COLOR`.
 """
 from __future__ import annotations
@@ -71,12 +75,13 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from .rounding import rounded
+
 pio.renderers.default = "plotly_mimetype"
 
 OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
 HEATMAP_COLORSCALE = "Viridis"  # perceptually uniform, readable with colour-vision deficiencies
 MASK_COLOR = "#c8c8c8"  # light grey: not on the Viridis scale, so "masked" never reads as a weight
-DECIMALS = 4
 FONT = dict(family="Arial, sans-serif", size=12)
 
 ArrayLike = Any  # torch.Tensor, np.ndarray or nested lists
@@ -98,11 +103,6 @@ def _to_numpy(name: str, x: ArrayLike, ndim: Optional[int] = None) -> np.ndarray
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must hold only finite numbers, found NaN or inf")
     return arr
-
-
-def _round(x: np.ndarray) -> np.ndarray:
-    """Round to DECIMALS and turn -0.0 into 0.0, so that saved JSON is stable."""
-    return np.round(x, DECIMALS) + 0.0
 
 
 def _tokens(name: str, tokens: Sequence[Any], n: int) -> list[str]:
@@ -188,7 +188,7 @@ def _grid_geometry(heads: int, n_q: int, n_k: int, width: int) -> dict:
         x1 = x0 + (1 - gap * (cols - 1)) / cols
         y1 = 1 - r * (1 + vgap) / rows
         y0 = y1 - (1 - vgap * (rows - 1)) / rows
-        domains.append(([round(x0, 4), round(min(x1, 1.0), 4)], [round(max(y0, 0.0), 4), round(y1, 4)]))
+        domains.append((rounded([x0, min(x1, 1.0)]).tolist(), rounded([max(y0, 0.0), y1]).tolist()))
     return dict(rows=rows, cols=cols, height=height, domains=domains, cell_w=cell_w, cell_h=cell_h)
 
 
@@ -286,7 +286,7 @@ def update_head_grid(
     allowed = np.ones(w.shape, dtype=bool) if mask is None else _mask(mask, w.shape)
     single = bool(meta.get("single", False))
     width = fig.layout.width or _GRID_W
-    z = _round(w)  # [heads, N_q, N_k]
+    z = rounded(w)  # [heads, N_q, N_k]
     # Live panels call this on every event, so each group of properties is only rewritten when
     # its inputs changed (plotly sends every assigned property to the browser).
     state = getattr(fig, "_al_grid_state", None) or {}
@@ -307,13 +307,13 @@ def update_head_grid(
             xa.update(domain=xdom, range=[-0.5, n_k - 0.5],
                       showticklabels=(row == geo["rows"] - 1 or h + geo["cols"] >= heads))
             ya.update(domain=ydom, range=[n_q - 0.5, -0.5], showticklabels=(col == 0))
-            fig.layout.annotations[h].update(x=round((xdom[0] + xdom[1]) / 2, 4), y=ydom[1])
+            fig.layout.annotations[h].update(x=rounded((xdom[0] + xdom[1]) / 2), y=ydom[1])
         bottom_left = (geo["rows"] - 1) * geo["cols"]  # axis titles only there: "key →", "← query"
         for h in range(slots):
             fig.layout[_axis_name("x", h)].title = dict(text="key →" if h == min(bottom_left, heads - 1) else "")
             fig.layout[_axis_name("y", h)].title = dict(text="← query" if h == bottom_left else "")
         plot_h = geo["height"] - _TOP - _BOTTOM
-        fig.layout.annotations[slots].y = -round((_BOTTOM - 2) / max(plot_h, 1), 4)  # at the bottom edge
+        fig.layout.annotations[slots].y = -rounded((_BOTTOM - 2) / max(plot_h, 1))  # at the bottom edge
         fig.layout.height = geo["height"]
         state["geometry"] = (heads, n_q, n_k, width)
         state.pop("tokens", None)
@@ -417,6 +417,7 @@ _SCALED_COLOR, _UNSCALED_COLOR, _CURRENT_COLOR = OKABE_ITO[4], OKABE_ITO[5], OKA
 _BAR_COLOR = OKABE_ITO[4]
 _CURVE_KEYS = ("entropy", "max_weight", "jacobian_norm")
 _CURVE_TITLES = {"entropy": "entropy (nats)", "max_weight": "max weight", "jacobian_norm": "‖Jacobian‖_F"}
+_LOG10_4 = 0.6020599913279624  # log10(4) correctly rounded, written out so that no libm's log10 reaches the JSON
 _SAT_N_QUERIES = 128  # rows averaged per point of a curve: smooth enough, and fast enough to redraw live
 _curve_cache: dict[tuple, dict[str, list[float]]] = {}
 
@@ -431,7 +432,7 @@ def _saturation_curves(d_k_values: tuple[int, ...], n_keys: int, seed: int) -> d
         if key not in _curve_cache:
             if len(_curve_cache) > 64:
                 _curve_cache.clear()
-            with _single_thread():
+            with single_thread():
                 _curve_cache[key] = saturation_curve(
                     list(d_k_values), scaled=scaled, n_keys=n_keys, n_queries=_SAT_N_QUERIES, seed=seed
                 )
@@ -440,9 +441,12 @@ def _saturation_curves(d_k_values: tuple[int, ...], n_keys: int, seed: int) -> d
 
 
 @contextlib.contextmanager
-def _single_thread():
-    """Run torch on one thread inside the block. Panels compute on tiny tensors; on a busy machine
-    waiting for a second thread costs 10-25 ms per matmul (measured) while the work takes ~0.02 ms."""
+def single_thread():
+    """Run torch on one thread inside the `with` block, then restore the thread count.
+
+    Panels compute on tiny tensors: on a busy machine, waiting for a second thread cost 10-25 ms per
+    matmul (measured) while the work takes ~0.02 ms.
+    """
     import torch
 
     n = torch.get_num_threads()
@@ -530,7 +534,7 @@ def saturation_figure(
     fig.update_yaxes(title_text="weight", range=[0, 1.02], row=1, col=1)
     fig.update_xaxes(title_text="key", tickangle=-60, tickfont=dict(size=10), row=1, col=1)
     for (r, c), key in zip(cells, _CURVE_KEYS):
-        fig.update_xaxes(type="log", title_text="d_k (log scale)", dtick=math.log10(4) if len(dks) > 5 else None,
+        fig.update_xaxes(type="log", title_text="d_k (log scale)", dtick=_LOG10_4 if len(dks) > 5 else None,
                          row=r, col=c)
         fig.update_yaxes(title_text=_CURVE_TITLES[key], rangemode="tozero", row=r, col=c)
     for axis in ("x2", "x3", "x4"):  # vertical marker at the current d_k on each curve plot
@@ -584,15 +588,15 @@ def update_saturation(
         vals, text = _ticks(toks, (fig.layout.width or 440) * 0.35)
         fig.layout.xaxis.update(tickvals=vals, ticktext=text, range=[-0.5, n - 0.5])
         state["keys"] = (tuple(toks), allowed.tobytes())
-    bars.y = _round(row)
+    bars.y = rounded(row)
     if row_label is not None and state.get("row_label") != row_label:
         fig.layout.annotations[0].text = str(row_label)
         state["row_label"] = row_label
     if n_keys is not None and state.get("curves") != (n_keys, seed):
         curves = _saturation_curves(dks, _positive_int("n_keys", n_keys), seed)
         for i, key in enumerate(_CURVE_KEYS):
-            fig.data[1 + 2 * i].y = _round(np.asarray(curves[True][key]))
-            fig.data[2 + 2 * i].y = _round(np.asarray(curves[False][key]))
+            fig.data[1 + 2 * i].y = rounded(curves[True][key])
+            fig.data[2 + 2 * i].y = rounded(curves[False][key])
         state["curves"] = (n_keys, seed)
     for i, key in enumerate(_CURVE_KEYS):
         marker = fig.data[7 + i]
@@ -601,7 +605,7 @@ def update_saturation(
         else:
             if key not in current:
                 raise ValueError(f"current must have the keys {list(_CURVE_KEYS)}, got {sorted(current)}")
-            marker.update(x=[d_k], y=[round(float(current[key]), DECIMALS)])
+            marker.update(x=[d_k], y=[rounded(current[key])])
     if state.get("d_k", 0) != d_k:
         for shape in fig.layout.shapes:
             shape.update(visible=d_k is not None, x0=d_k or 1, x1=d_k or 1)
@@ -675,12 +679,12 @@ def update_score_histogram(fig: go.Figure, scores: Union[ArrayLike, Mapping[str,
     centres = (edges[:-1] + edges[1:]) / 2
     for trace, (label, arr) in zip(fig.data, data.items()):
         density, _ = np.histogram(arr, bins=edges, density=True)
-        trace.update(x=_round(centres), y=_round(density), width=float(np.round(edges[1] - edges[0], DECIMALS)),
-                     name=f"{label} (var {arr.var():.2f})",
+        trace.update(x=rounded(centres), y=rounded(density), width=rounded(edges[1] - edges[0]),
+                     name=f"{label} (var {rounded(arr.var(), 2):.2f})",
                      hovertemplate="score %{x:.2f}<br>density %{y:.4f}<extra>" + html_escape(label) + "</extra>")
     grid = np.linspace(lo, hi, 241)
     pdf = np.exp(-grid**2 / 2) / math.sqrt(2 * math.pi)
-    fig.data[-1].update(x=_round(grid), y=_round(pdf))
+    fig.data[-1].update(x=rounded(grid), y=rounded(pdf))
 
 
 def html_escape(text: str) -> str:
@@ -792,10 +796,10 @@ def update_convex_hull(
     hull = convex_hull(v)
     closed = np.vstack([hull, hull[:1]])  # [M + 1, 2]
     out = w @ v  # [2]
-    fig.data[0].update(x=_round(closed[:, 0]), y=_round(closed[:, 1]))
-    fig.data[1].update(x=_round(v[:, 0]), y=_round(v[:, 1]), text=toks, customdata=_round(w),
-                       marker_size=_round(8 + 28 * np.sqrt(w)))
-    fig.data[2].update(x=[round(float(out[0]), DECIMALS)], y=[round(float(out[1]), DECIMALS)])
+    fig.data[0].update(x=rounded(closed[:, 0]), y=rounded(closed[:, 1]))
+    fig.data[1].update(x=rounded(v[:, 0]), y=rounded(v[:, 1]), text=toks, customdata=rounded(w),
+                       marker_size=rounded(8 + 28 * np.sqrt(w)))
+    fig.data[2].update(x=[rounded(out[0])], y=[rounded(out[1])])
 
 
 # ---------------------------------------------------------------- cost against N
@@ -849,7 +853,7 @@ def complexity_figure(
             col = cols.get(key) or [None] * len(n)
             if len(col) != len(n):
                 raise ValueError(f"results[{method!r}][{key!r}] must have {len(n)} entries (one per N), got {len(col)}")
-            y = [None if v is None else round(float(v), DECIMALS) for v in col]
+            y = [None if v is None else rounded(float(v)) for v in col]
             if any(v is not None and (not math.isfinite(v) or v < 0) for v in y):
                 raise ValueError(f"results[{method!r}][{key!r}] must be finite and ≥ 0 (None for missing), got {col}")
             y = [v if v is None or v > 0 else None for v in y]  # 0 has no place on a log axis
@@ -889,7 +893,7 @@ def _qk_plane(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, flo
         xy = both @ top.T  # [N_q + N_k, 2]
         total = float((s**2).sum())
         shown = float((s[:2] ** 2).sum() / total) if total > 0 else 1.0
-    xy = _round(xy)
+    xy = rounded(xy)
     return xy[: len(q)], xy[len(q):], shown
 
 
@@ -916,9 +920,9 @@ def update_qk_space(fig: go.Figure, q: ArrayLike, k: ArrayLike, tokens: Optional
     q2, k2, shown = _qk_plane(qa, ka)
     fig.data[0].update(x=q2[:, 0], y=q2[:, 1], text=labels)
     fig.data[1].update(x=k2[:, 0], y=k2[:, 1], text=labels)
-    how = "exact" if d_k <= 2 else f"best plane, {shown:.0%} shown"
+    how = "exact" if d_k <= 2 else f"best plane, {rounded(100 * shown, 0):.0f}% shown"
     fig.layout.title.text = f"{meta.get('title', '')} (d_k = {d_k}, {how})"
-    fig.layout.meta = dict(meta, shown=round(shown, DECIMALS), d_k=d_k)
+    fig.layout.meta = dict(meta, shown=rounded(shown), d_k=d_k)
 
 
 def qk_space_figure(

@@ -59,15 +59,19 @@ import contextlib
 import html
 import pathlib
 import time
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import ipywidgets as W
 import plotly
 import plotly.graph_objects as go
 import traitlets
 
+if TYPE_CHECKING:
+    import torch
+
 from . import viz
-from .viz import _single_thread  # tiny tensors: one torch thread avoids waiting on a busy machine
+from .rounding import rounded
+from .viz import single_thread  # tiny tensors: one torch thread avoids waiting on a busy machine
 
 
 # anywidget rejects a model whose JavaScript module has not loaded within 2 s, and plotly's widget
@@ -325,7 +329,7 @@ class LivePanel:
         def shown(v: Any) -> str:
             if isinstance(v, bool):
                 return "on" if v else "off"
-            return f"{v:.3g}" if isinstance(v, float) else str(v)
+            return f"{rounded(v):.3g}" if isinstance(v, float) else str(v)
 
         settings = ", ".join(
             f"{getattr(c, 'description', '') or name} = {shown(c.value)}"
@@ -561,7 +565,7 @@ class AttentionExplorer(LivePanel):
 
     def _draw(self, figures: list, *, query: int, **values: Any) -> None:
         """LivePanel update: recompute the attention and rewrite both figures in place."""
-        with _single_thread():
+        with single_thread():
             res = self.compute(**values)
             stats = _row_stats(res["weights"])
         n = values["seq_len"]
@@ -656,7 +660,7 @@ class SaturationExplorer(LivePanel):
 
     def _draw(self, figures: list, **values: Any) -> None:
         """LivePanel update: resample and rewrite both figures in place."""
-        with _single_thread():
+        with single_thread():
             res = self.compute(**values)
             stats = _row_stats(res["weights"])
         viz.update_saturation(figures[0], res["weights"][0], d_k=values["d_k"], n_keys=values["n_keys"],

@@ -55,3 +55,18 @@ def test_audit_records_values_decimals_and_caller(tmp_path, monkeypatch):
     assert first["values"].tolist() == [float(torch.tensor(0.12345)), 2.5]  # before rounding, float32 digits kept
     assert first["cell"] is None  # not inside IPython
     assert first["stack"][-1][0] == __file__  # innermost frame outside rounding.py: this test
+
+
+def test_rounds_the_exact_binary_value_like_python_round():
+    # 1.99995 is stored as 1.99994999…, 0.14665 as 0.14665000…1: numpy's rint(x·10⁴)/10⁴ rounds both wrongly
+    values = [1.99995, -1.99995, 0.14665, 0.00005, 0.03125, 2.5]
+    assert al.rounded(np.array(values)).tolist() == [round(v, 4) for v in values] == [
+        1.9999, -1.9999, 0.1467, 0.0001, 0.0312, 2.5]
+    assert al.rounded(1.99995) == 1.9999 and al.rounded(0.125, 2) == 0.12  # an exact tie goes to even
+    f32 = torch.randn(10_000, generator=torch.Generator().manual_seed(0))  # float32 data: same as numpy's
+    assert (al.rounded(f32) == np.round(f32.double().numpy(), 4)).all()
+
+
+def test_non_finite_values_pass_through():
+    assert np.isnan(al.rounded(float("nan")))
+    assert al.rounded([np.inf, -np.inf, 1e308]).tolist() == [np.inf, -np.inf, 1e308]  # 1e308·10⁴ overflows

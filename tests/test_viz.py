@@ -339,3 +339,50 @@ def test_complexity_figure_both_input_forms():
 def test_complexity_figure_bad_input(results):
     with pytest.raises(ValueError, match="results"):
         viz.complexity_figure(results)
+
+
+# ---------------------------------------------------------------- every number is CPU-independent
+
+
+def _floats(node, path=""):
+    """(path, value) of every float in a figure's JSON dict, lists flattened into their parent's path."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _floats(value, f"{path}.{key}" if path else key)
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            yield from _floats(value, path)
+    elif isinstance(node, float):
+        yield path, node
+
+
+def _every_figure():
+    """One figure from each builder, on float32 data whose raw values have many digits."""
+    w = _attention(n=5, heads=5)  # [5, 5, 5]; 5 heads: 3 columns, so subplot centres at ties such as 0.14665
+    gen = torch.Generator().manual_seed(1)
+    yield viz.head_grid_figure(w, TOKENS[:5], TOKENS[:5], mask=al.causal_mask(5), slots=8)
+    yield viz.heatmap_figure(w[0], TOKENS[:5], TOKENS[:5])
+    yield viz.saturation_figure(w[0, 2], d_k=16, n_keys=5, current={"entropy": 1 / 3, "max_weight": 2 / 3,
+                                                                    "jacobian_norm": math.pi})
+    yield viz.score_histogram_figure({"raw": torch.randn(500, generator=gen) * 4, "scaled": torch.randn(500, generator=gen)})
+    yield viz.convex_hull_figure(torch.randn(6, 2, generator=gen), torch.softmax(torch.randn(6, generator=gen), 0))
+    yield viz.qk_space_figure(torch.randn(5, 8, generator=gen), torch.randn(5, 8, generator=gen), TOKENS[:5])
+    yield viz.complexity_figure({"naive": {"n": [64, 128], "time_ms": [1 / 3, 2 / 3], "memory_mb": [None, math.e]}})
+
+
+# Floats that are not computed from data: plotly's colour scales, make_subplots' domains and subplot-title
+# positions (IEEE arithmetic on literal spacings, the same on every CPU) and the literal log10(4) tick step.
+_LITERAL_PATHS = ("colorscale", "layout.template.")
+
+
+def test_every_number_in_a_figure_is_rounded_or_a_literal():
+    for fig in _every_figure():
+        kind = fig.layout.meta["kind"] if fig.layout.meta else "complexity"
+        made_by_subplots = kind in ("saturation", "complexity")
+        for path, value in _floats(fig.to_plotly_json()):
+            if any(part in path for part in _LITERAL_PATHS) or al.rounded(value) == value:
+                continue
+            if made_by_subplots and (path.endswith(".domain") or path == "layout.annotations.y"):
+                continue
+            assert path.endswith(".dtick") and value == math.log10(4), f"{kind}: {path} = {value!r} is not rounded"
+
