@@ -42,6 +42,9 @@ Public API:
         256 × n_keys scores after scale and temperature (`viz.score_histogram_figure`).
         `explorer.compute(**values)` returns {"scores", "weights"} [256, n_keys].
 
+    row_stats(weights) -> {"entropy", "max_weight", "jacobian_norm"}
+        Means over all rows of `weights` [..., N], as the explorers' saturation markers show them.
+
 A notebook panel in a few lines (update functions only assign properties, never add traces):
 
     w0 = al.scaled_dot_product_attention(Q, K, V, al.causal_mask(n))[1]       # [n, n]
@@ -391,8 +394,15 @@ def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
     return value
 
 
-def _row_stats(weights: "torch.Tensor") -> dict[str, float]:
-    """Mean entropy, max weight and Jacobian norm over all rows of `weights` [..., N]."""
+def row_stats(weights: "torch.Tensor") -> dict[str, float]:
+    """Mean entropy, max weight and Jacobian norm over all rows of `weights` [..., N].
+
+    Args:
+        weights: attention weights [..., N], each row summing to 1.
+
+    Returns:
+        {"entropy", "max_weight", "jacobian_norm"}: the markers of `viz.update_saturation`.
+    """
     from .core import jacobian_norm, max_weight, softmax_entropy
 
     return {
@@ -567,7 +577,7 @@ class AttentionExplorer(LivePanel):
         """LivePanel update: recompute the attention and rewrite both figures in place."""
         with single_thread():
             res = self.compute(**values)
-            stats = _row_stats(res["weights"])
+            stats = row_stats(res["weights"])
         n = values["seq_len"]
         row = min(query, n - 1)
         viz.update_head_grid(figures[0], res["weights"], res["tokens"], res["tokens"], mask=res["mask"])
@@ -662,7 +672,7 @@ class SaturationExplorer(LivePanel):
         """LivePanel update: resample and rewrite both figures in place."""
         with single_thread():
             res = self.compute(**values)
-            stats = _row_stats(res["weights"])
+            stats = row_stats(res["weights"])
         viz.update_saturation(figures[0], res["weights"][0], d_k=values["d_k"], n_keys=values["n_keys"],
                               current=stats, row_label="first query row")
         viz.update_score_histogram(figures[1], res["scores"])

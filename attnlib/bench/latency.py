@@ -75,16 +75,17 @@ def _rebuild(explorer: Any, events: list[tuple[str, Any]]) -> list[float]:
     import plotly.graph_objects as go
 
     from attnlib import viz
-    from attnlib.widgets import D_K_OPTIONS, _row_stats, _single_thread
+    from attnlib.viz import single_thread
+    from attnlib.widgets import D_K_OPTIONS, row_stats
 
     values = explorer.values()
     times = []
     for name, value in events:
         t0 = time.perf_counter()
         values[name] = value
-        with _single_thread():
+        with single_thread():
             res = explorer.compute(**values)
-            stats = _row_stats(res["weights"])
+            stats = row_stats(res["weights"])
         n, row = values["seq_len"], min(values["query"], values["seq_len"] - 1)
         figures = [
             viz.head_grid_figure(res["weights"], res["tokens"], res["tokens"], mask=res["mask"],
