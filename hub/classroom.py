@@ -47,6 +47,9 @@ class Settings:
     prefix: str  # system user of hub user `alice` = prefix + "alice"
     venv: Path  # the course's venv: the students' Python, kernel and JupyterLab
     notebooks: Path  # copied into each home as notebooks/ (with notebooks/zh/ when it exists)
+    # Per-student runtime folders (kernel connection files and their Unix sockets): root-owned base,
+    # one 0700 folder per student. Short paths, since a Unix socket path is at most 107 bytes.
+    runtime_base: Path = Path("/run/jupyter-course")
 
     @classmethod
     def from_env(cls, env: dict | None = None) -> "Settings":
@@ -58,6 +61,7 @@ class Settings:
             prefix=env.get("HUB_USER_PREFIX") or "jupyter-",
             venv=Path(env.get("HUB_VENV") or ROOT / ".venv").absolute(),
             notebooks=Path(env.get("HUB_NOTEBOOKS") or ROOT / "notebooks").resolve(),
+            runtime_base=Path(env.get("HUB_RUNTIME_BASE") or "/run/jupyter-course"),
         )
 
     def as_env(self) -> dict[str, str]:
@@ -68,6 +72,7 @@ class Settings:
             "HUB_USER_PREFIX": self.prefix,
             "HUB_VENV": str(self.venv),
             "HUB_NOTEBOOKS": str(self.notebooks),
+            "HUB_RUNTIME_BASE": str(self.runtime_base),
         }
 
     @property
@@ -77,6 +82,10 @@ class Settings:
     def system_user(self, name: str) -> str:
         """The system account that runs hub user `name`'s server."""
         return self.prefix + name
+
+    def runtime_dir(self, name: str) -> Path:
+        """JUPYTER_RUNTIME_DIR of hub user `name`: where their kernels' sockets live."""
+        return self.runtime_base / self.system_user(name)
 
 
 # ---------------------------------------------------------------------------------------------- names
@@ -324,11 +333,25 @@ def student_access_problem(settings: Settings) -> str | None:
     return f"students cannot use the course's venv {settings.venv}: {detail}"
 
 
+def ensure_runtime_dir(settings: Settings, entry: pwd.struct_passwd, name: str) -> Path:
+    """The student's runtime folder: in a root-owned base (so nobody else can plant a link), theirs, 0700."""
+    settings.runtime_base.mkdir(mode=0o755, parents=True, exist_ok=True)
+    os.chmod(settings.runtime_base, 0o755)
+    path = settings.runtime_dir(name)
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    path.mkdir(mode=0o700, exist_ok=True)
+    os.chown(path, entry.pw_uid, entry.pw_gid)
+    os.chmod(path, 0o700)
+    return path
+
+
 def prepare_home(settings: Settings, name: str) -> pwd.struct_passwd:
     """Before a server starts: the system user exists, its home is 0700, its notebooks are there."""
     entry = ensure_system_user(settings, name)
     if not (Path(entry.pw_dir) / "notebooks").exists():
         copy_notebooks(settings, entry)
+    ensure_runtime_dir(settings, entry, name)
     return entry
 
 
@@ -360,6 +383,7 @@ def delete_system_user(settings: Settings, name: str) -> None:
     kill_processes_of(entry.pw_uid)
     subprocess.run(["userdel", "--remove", sysname], capture_output=True)
     shutil.rmtree(settings.home_base / sysname, ignore_errors=True)
+    shutil.rmtree(settings.runtime_dir(name), ignore_errors=True)
 
 
 def processes_of(uid: int) -> list[int]:

@@ -36,7 +36,8 @@ class CourseSpawner(LocalProcessSpawner):
         import pwd
 
         entry = pwd.getpwnam(self.system_user())
-        env.update(USER=entry.pw_name, LOGNAME=entry.pw_name, HOME=entry.pw_dir, SHELL=entry.pw_shell)
+        env.update(USER=entry.pw_name, LOGNAME=entry.pw_name, HOME=entry.pw_dir, SHELL=entry.pw_shell,
+                   JUPYTER_RUNTIME_DIR=str(settings.runtime_dir(self.user.name)))
         return env
 
     async def start(self):
@@ -78,6 +79,10 @@ venv_bin = settings.venv / "bin"
 c.Spawner.cmd = [str(venv_bin / "jupyterhub-singleuser")]
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = "/lab/tree/notebooks/01_introduction.ipynb"
+# Kernels talk to their server over Unix sockets in the student's 0700 runtime folder, not TCP ports:
+# twenty servers picking random loopback ports at the same moment collided (measured: "Address
+# already in use", a kernel dead after 5 restarts), and no other user can even reach the sockets.
+c.Spawner.args = ["--KernelManager.transport=ipc"]
 threads = env.get("HUB_KERNEL_THREADS", "1")
 c.Spawner.environment = {
     "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",

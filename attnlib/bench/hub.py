@@ -388,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     os.chmod(tmp, 0o755)  # the students' homes live below it
     settings = classroom.Settings(state=tmp / "state", home_base=tmp / "home", prefix=f"jb{secrets.token_hex(2)}-",
                                   venv=Path(os.environ.get("HUB_VENV") or sys.prefix),
-                                  notebooks=ROOT / "notebooks")
+                                  notebooks=ROOT / "notebooks", runtime_base=tmp / "run")
     ports = launch.free_ports(3)
     net = launch.Network(port=ports[0], internal_port=ports[1], proxy_api_port=ports[2], idle_timeout=3600)
     problems = launch.preflight(settings, net)

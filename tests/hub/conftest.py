@@ -192,7 +192,7 @@ def hub():
     tmp = Path(tempfile.mkdtemp(prefix="attnlib-test-hub-"))
     os.chmod(tmp, 0o755)
     settings = classroom.Settings(state=tmp / "state", home_base=tmp / "home", prefix=f"jt{secrets.token_hex(2)}-",
-                                  venv=Path(sys.prefix), notebooks=_course_copy(tmp / "course"))
+                                  venv=Path(sys.prefix), notebooks=_course_copy(tmp / "course"), runtime_base=tmp / "run")
     problem = _requirements_problem(settings)
     if problem:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -79,8 +79,10 @@ tries = {{
     "read B's notebook": lambda: open({str(b_notebook)!r}).read(10),
     "write in B's home": lambda: open({str(hub.home("bob") / "from_alice.txt")!r}, "w"),
     "read own notebook": lambda: open(os.path.expanduser("~/notebooks/01_introduction.ipynb")).read(10),
+    "list B's kernel sockets": lambda: os.listdir({str(hub.settings.runtime_dir("bob"))!r}),
 }}
-result = {{"uid": os.getuid()}}
+import ipykernel.connect
+result = {{"uid": os.getuid(), "transport": json.load(open(ipykernel.connect.get_connection_file()))["transport"]}}
 for what, attempt in tries.items():
     try:
         attempt()
@@ -91,8 +93,9 @@ print("RESULT", json.dumps(result))
 """
     out = hub.run_in_kernel("alice", code)
     result = json.loads(out.split("RESULT ", 1)[1])
-    assert result == {"uid": hub.uid("alice"), "list B's home": "denied", "read B's notebook": "denied",
-                      "write in B's home": "denied", "read own notebook": "allowed"}
+    assert result == {"uid": hub.uid("alice"), "transport": "ipc", "list B's home": "denied",
+                      "read B's notebook": "denied", "write in B's home": "denied", "read own notebook": "allowed",
+                      "list B's kernel sockets": "denied"}
     assert os.stat(hub.home("bob")).st_mode & 0o777 == 0o700
 
 
