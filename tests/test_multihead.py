@@ -1,4 +1,4 @@
-"""Notebook 05: the pairs task, the tiny attention model, head algebra, and the 05 exercise checkers."""
+"""Notebook 05: the pairs task, the tiny attention model and head algebra (its checkers: test_checks_05.py)."""
 from __future__ import annotations
 
 import pytest
@@ -153,53 +153,3 @@ def test_train_tiny_model_rejects_mismatched_data():
         train_tiny_model(model, torch.zeros(64, 16, dtype=torch.long), torch.zeros(64, 15, dtype=torch.long))
     with pytest.raises(ValueError, match="batch_size"):
         train_tiny_model(model, torch.zeros(8, 16, dtype=torch.long), torch.zeros(8, 16, dtype=torch.long))
-
-
-# ---------------------------------------------------------------- checkers of the 05 exercises
-
-
-def _not_written(*args):
-    raise NotImplementedError
-
-
-def test_check_param_count(capsys):
-    assert al.checks.check_param_count(lambda d, h: 4 * (d * d + d)) is True
-    assert "✓ Correct" in capsys.readouterr().out
-    assert al.checks.check_param_count(lambda d, h: 4 * d * d) is False
-    assert "bias" in capsys.readouterr().out
-    assert al.checks.check_param_count(lambda d, h: 4 * h * (d * d + d)) is False
-    assert "must not change with num_heads" in capsys.readouterr().out
-    assert al.checks.check_param_count(_not_written) is False
-    assert "not written yet" in capsys.readouterr().out
-    assert al.checks.check_param_count(42) is False
-
-
-def test_check_head_contribution(capsys):
-    def right(h, W, i):
-        d_k = h.shape[-1]
-        return h @ W[:, i * d_k:(i + 1) * d_k].T
-
-    def rows(h, W, i):
-        d_k = h.shape[-1]
-        return h @ W[i * d_k:(i + 1) * d_k, :]
-
-    assert al.checks.check_head_contribution(right) is True
-    assert "✓ Correct" in capsys.readouterr().out
-    assert al.checks.check_head_contribution(rows) is False
-    assert "COLUMNS of W_o.weight" in capsys.readouterr().out
-    assert al.checks.check_head_contribution(lambda h, W, i: h @ W.T) is False
-    assert "d_k rows of W^O" in capsys.readouterr().out
-    assert al.checks.check_head_contribution(lambda h, W, i: right(h, W, 0)) is False
-    assert "block of head 0" in capsys.readouterr().out
-    assert al.checks.check_head_contribution(_not_written) is False
-
-
-def test_check_relation_mass(capsys):
-    assert al.checks.check_relation_mass(relation_mass) is True
-    assert "✓ Correct" in capsys.readouterr().out
-    assert al.checks.check_relation_mass(lambda w, t: relation_mass(w, t) * t.numel()) is False
-    assert "take the mean" in capsys.readouterr().out
-    assert al.checks.check_relation_mass(lambda w, t: relation_mass(w, t).mean()) is False
-    assert "keep the heads axis" in capsys.readouterr().out
-    assert al.checks.check_relation_mass(lambda w, t: None) is False
-    assert "returned None" in capsys.readouterr().out

@@ -29,6 +29,12 @@ def check_param_count(fn: Callable[[int, int], int]) -> bool:
             hint = ""
             if got == 4 * d_model * d_model:
                 hint = " You counted the four weight matrices; each nn.Linear also has a bias of d_model numbers."
+            elif got == 3 * (d_model * d_model + d_model):
+                hint = (" You counted W_q, W_k and W_v but forgot W_o, the output projection that mixes the heads:"
+                        " it has d_model × d_model weights and d_model biases too.")
+            elif got == 3 * d_model * d_model:
+                hint = (" You counted three weight matrices and no biases: W_o, the output projection that mixes the"
+                        " heads, is missing, and each of the four nn.Linear layers also has a bias of d_model numbers.")
             elif isinstance(got, (int, float)) and heads > 1 and got in (4 * (d_model * d_model // heads + d_model),
                                                                          4 * heads * (d_model * d_model + d_model)):
                 hint = " The count must not change with num_heads: the h heads share one d_model × d_model matrix per projection."
