@@ -59,7 +59,7 @@ def record(path: str, values: np.ndarray, decimals: int) -> None:
         values: the float64 values about to be rounded. decimals: the decimals they are rounded to.
 
     Returns:
-        None. A record is {"values", "decimals", "cell": IPython's execution count or None,
+        None. A record is {"values", "decimals", "cell": the execution count of the IPython cell or None,
         "stack": [(file, line, function), …] innermost last, rounding.py excluded}.
     """
     import pickle
@@ -67,8 +67,9 @@ def record(path: str, values: np.ndarray, decimals: int) -> None:
     import traceback
 
     shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    history = getattr(shell, "history_manager", None)  # the running cell is stored before it runs
+    cell = len(history.input_hist_raw) - 1 if history is not None else None  # its execution count
     stack = [(f.filename, f.lineno, f.name) for f in traceback.extract_stack(limit=12) if f.filename != __file__]
-    entry = {"values": np.array(values, dtype=np.float64), "decimals": decimals,
-             "cell": getattr(shell, "execution_count", None), "stack": stack}
+    entry = {"values": np.array(values, dtype=np.float64), "decimals": decimals, "cell": cell, "stack": stack}
     with open(path, "ab") as f:
         pickle.dump(entry, f)

@@ -1,0 +1,405 @@
+"""Find notebook outputs that depend on the CPU, and rounded numbers close enough to a rounding boundary to flip.
+
+Usage:
+    python scripts/cpu_audit.py [notebooks/NN_name.ipynb ...] [--variants other-cpu threads-4] [--out DIR]
+
+Each notebook is executed (a copy, in memory; its folder is the working directory, nothing is written
+there) on this machine as it is and under each variant of scripts/cpu_variants.py, with the rounding
+audit on (ATTNLIB_ROUNDING_AUDIT: `al.rounded` records every value it rounds). The report says, per
+notebook and cell:
+  (a) outputs that differ from the committed ones: on this machine (stale outputs, not a CPU question)
+      and only under a variant (the output depends on the CPU);
+  (b) fragile numbers: values passed to `al.rounded` whose distance to the nearest rounding boundary
+      (…5 in the first dropped decimal) is below a margin: SPREAD_FACTOR × the spread the variants
+      produced for that value, and at least ULPS float32 (or float64) ulps of max(|value|, 1). Such a
+      number can round differently on a CPU that the variants do not imitate;
+  (c) committed numbers with more than 6 decimals (raw floats that never went through `al.rounded`).
+Values rounded for live panels (FigureWidgets, never compared by nbval) are counted, not listed.
+Executed copies and audit records land in --out (default: a temporary folder).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import numpy as np
+from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu_variants import VARIANTS, Variant, kernel_env  # noqa: E402
+
+from attnlib.rounding import AUDIT_ENV, rounded  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_GLOBS = ("notebooks/*.ipynb", "notebooks/zh/*.ipynb")
+DEFAULT_VARIANTS = ("other-cpu", "threads-4")
+# Measured (scripts/cpu_variants.py): elementwise ops, softmax and BLAS at the course's sizes moved by at most
+# ~8 ulps of max(|value|, 1) across the variants; 16 leaves room for CPUs we cannot imitate (ARM, AVX-512).
+ULPS = 16
+SPREAD_FACTOR = 4  # a CPU we cannot imitate may move a value further than the variants we can
+EPS = {"float32": 2.0**-23, "float64": 2.0**-52}
+SKIP_KEYS = ("metadata", "traceback", "prompt_number", "output_type", "name", "execution_count",
+             "application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg")  # as nbval (strict) skips
+IGNORE_MARKERS = ("NBVAL_IGNORE_OUTPUT", "NBVAL_SKIP", "PYTEST_VALIDATE_IGNORE_OUTPUT")
+LONG_DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d{7,}(?:e[-+]?\d+)?")  # e.g. 9.7997131347
+EXAMPLES = 5  # fragile values listed per cell
+
+
+# ---------------------------------------------------------------- running
+
+
+def execute(path: Path, variant: Variant, out: Path) -> tuple[nbformat.NotebookNode, Path, float]:
+    """Execute a copy of notebook `path` under `variant` with the rounding audit on.
+
+    Returns:
+        (executed notebook, audit file, seconds). Cell errors are kept as outputs, not raised.
+    """
+    audit = out / f"{path.stem}.{variant.name}.audit.pkl"
+    audit.unlink(missing_ok=True)
+    env = kernel_env(variant, out / f"ipython-{variant.name}")
+    env[AUDIT_ENV] = str(audit)
+    nb = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
+    seconds = time.perf_counter() - start
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, out / f"{path.stem}.{variant.name}.ipynb")
+    return nb, audit, seconds
+
+
+def audit_records(audit: Path) -> list[dict]:
+    """The records `al.rounded` appended to `audit` (none if the notebook never called it)."""
+    records = []
+    if audit.exists():
+        with open(audit, "rb") as f:
+            while True:
+                try:
+                    records.append(pickle.load(f))
+                except EOFError:
+                    break
+    return records
+
+
+# ---------------------------------------------------------------- (a) outputs against the committed ones
+
+
+def sanitizers() -> list[tuple[re.Pattern, str]]:
+    """The regex/replace pairs of tests/nbval_sanitize.cfg."""
+    pairs, regex = [], None
+    for line in (ROOT / "tests" / "nbval_sanitize.cfg").read_text().splitlines():
+        if line.startswith("regex:"):
+            regex = re.compile(line.split(":", 1)[1].strip())
+        elif line.startswith("replace:") and regex is not None:
+            pairs.append((regex, line.split(":", 1)[1].strip()))
+            regex = None
+    return pairs
+
+
+def comparable(outputs: list, rules: list[tuple[re.Pattern, str]]) -> dict[str, list[str]]:
+    """Outputs as nbval compares them: {key: [value, …]} with streams merged by name, strings sanitized."""
+    merged: dict[str, list[str]] = defaultdict(list)
+    streams: dict[str, str] = {}
+    for o in outputs:
+        if o.get("output_type") == "stream":
+            streams[o["name"]] = streams.get(o["name"], "") + o["text"]
+            continue
+        items = dict(o.get("data", {}))
+        items.update({k: v for k, v in o.items() if k != "data"})
+        for key, value in items.items():
+            if key in SKIP_KEYS:
+                continue
+            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                text = "".join(value)
+            for regex, replace in rules:
+                text = regex.sub(replace, text)
+            merged[key].append(text)
+    for name, text in streams.items():
+        for regex, replace in rules:
+            text = regex.sub(replace, text)
+        merged[f"stream:{name}"].append(text)
+    return dict(merged)
+
+
+def checked(cell: dict) -> bool:
+    """False for cells nbval does not compare (markdown, NBVAL_IGNORE_OUTPUT, NBVAL_SKIP)."""
+    if cell["cell_type"] != "code":
+        return False
+    comments = [line.strip().lstrip("#").strip() for line in cell["source"].splitlines() if line.strip().startswith("#")]
+    tags = cell.get("metadata", {}).get("tags", [])
+    return not any(m in comments or m.lower().replace("_", "-") in tags for m in IGNORE_MARKERS)
+
+
+def first_difference(ref: dict[str, list[str]], got: dict[str, list[str]]) -> str:
+    """A one-line account of where two comparable outputs differ."""
+    for key in sorted(set(ref) | set(got)):
+        a, b = ref.get(key, []), got.get(key, [])
+        if a == b:
+            continue
+        if len(a) != len(b):
+            return f"{key}: {len(a)} output(s) committed, {len(b)} now"
+        for x, y in zip(a, b):
+            if x != y:
+                if key == "application/vnd.plotly.v1+json":
+                    return f"{key}: {json_difference(json.loads(x), json.loads(y))}"
+                for line_x, line_y in zip(x.splitlines() + [""], y.splitlines() + [""]):
+                    if line_x != line_y:
+                        return f"{key}: committed {line_x.strip()[:90]!r} / now {line_y.strip()[:90]!r}"
+    return "differs"
+
+
+def json_difference(a, b, path: str = "") -> str:
+    """Path and values of the first difference between two JSON values."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                return json_difference(a.get(key), b.get(key), f"{path}.{key}" if path else key)
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return json_difference(x, y, f"{path}[{i}]")
+    return f"{path}: committed {json.dumps(a)[:60]} / now {json.dumps(b)[:60]}"
+
+
+def output_differences(committed: nbformat.NotebookNode, run: nbformat.NotebookNode) -> dict[int, str]:
+    """{cell index: what differs} for the compared cells of a run against the committed notebook."""
+    rules = sanitizers()
+    diffs = {}
+    for i, (ref, got) in enumerate(zip(committed.cells, run.cells)):
+        if not checked(ref):
+            continue
+        errors = [o for o in got.get("outputs", []) if o.get("output_type") == "error"]
+        a, b = comparable(ref.get("outputs", []), rules), comparable(got.get("outputs", []), rules)
+        if errors and not any(o.get("output_type") == "error" for o in ref.get("outputs", [])):
+            diffs[i] = f"raised {errors[0]['ename']}: {errors[0]['evalue'][:120]}"
+        elif a != b:
+            diffs[i] = first_difference(a, b)
+    return diffs
+
+
+# ---------------------------------------------------------------- (b) fragile numbers
+
+
+@dataclass
+class Fragile:
+    """One value near a rounding boundary."""
+
+    value: float
+    decimals: int
+    distance: float  # to the nearest boundary
+    margin: float
+    flipped: list[str] = field(default_factory=list)  # variants under which it rounded differently
+
+
+def boundary_distance(values: np.ndarray, decimals: int) -> np.ndarray:
+    """Distance of each value to the nearest rounding boundary (k + 0.5)·10^-decimals."""
+    scaled = values * 10.0**decimals
+    return np.abs(scaled - np.floor(scaled) - 0.5) / 10.0**decimals
+
+
+def eps_margin(values: np.ndarray) -> np.ndarray:
+    """ULPS ulps of max(|v|, 1): float32 ulps for values a float32 holds exactly, else float64 ones."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        is32 = values.astype(np.float32).astype(np.float64) == values
+    eps = np.where(is32, EPS["float32"], EPS["float64"])
+    return ULPS * eps * np.maximum(np.abs(values), 1.0)
+
+
+def code_cell_of_count(nb: nbformat.NotebookNode) -> dict[int, int]:
+    """{execution count: cell index} of an executed notebook."""
+    return {c.execution_count: i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.execution_count}
+
+
+def site(stack: list[tuple]) -> str:
+    """'cell line L' of the notebook frame, and the innermost attnlib function, from a record's stack."""
+    cell_line = next((f"line {line}" for file, line, _ in reversed(stack) if "ipykernel_" in file), "")
+    lib = next((f"{Path(file).name}:{func}" for file, _, func in reversed(stack) if "/attnlib/" in file), "")
+    return ", ".join(p for p in (cell_line, lib) if p) or "?"
+
+
+def in_panel(stack: list[tuple]) -> bool:
+    """True when a record was rounded for a live panel (attnlib/widgets.py on the stack)."""
+    return any(file.endswith(os.path.join("attnlib", "widgets.py")) for file, _, _ in stack)
+
+
+def fragile_numbers(base_nb, base: list[dict], others: dict[str, list[dict]]) -> tuple[dict, dict]:
+    """Fragile values per cell, and counts per cell.
+
+    Args:
+        base_nb: the notebook executed on this machine as it is. base: its audit records.
+        others: {variant: audit records} of the same notebook under each variant.
+
+    Returns:
+        ({cell index: [(site, Fragile), …]}, {cell index: {"values", "panel", "aligned"}}).
+    """
+    cell_of = code_cell_of_count(base_nb)
+    by_cell: dict[int, list[dict]] = defaultdict(list)
+    for r in base:
+        by_cell[cell_of.get(r["cell"], -1)].append(r)
+    other_by_cell = {}
+    for name, records in others.items():
+        grouped: dict[int, list[dict]] = defaultdict(list)
+        for r in records:
+            grouped[cell_of.get(r["cell"], -1)].append(r)  # same code, same execution counts
+        other_by_cell[name] = grouped
+    found: dict[int, list] = defaultdict(list)
+    counts: dict[int, dict] = {}
+    for cell, records in sorted(by_cell.items()):
+        aligned = {name: g[cell] for name, g in other_by_cell.items()
+                   if len(g[cell]) == len(records)
+                   and all(o["values"].shape == r["values"].shape for o, r in zip(g[cell], records))}
+        counts[cell] = {"values": 0, "panel": 0, "aligned": sorted(aligned)}
+        for k, r in enumerate(records):
+            v = r["values"].ravel()
+            if in_panel(r["stack"]):
+                counts[cell]["panel"] += v.size
+                continue
+            counts[cell]["values"] += v.size
+            finite = np.isfinite(v)
+            spread = np.zeros_like(v)
+            flips = {}
+            for name, recs in aligned.items():
+                w = recs[k]["values"].ravel()
+                spread = np.maximum(spread, np.where(finite, np.abs(w - v), 0.0))
+                flips[name] = rounded(w, r["decimals"]) != rounded(v, r["decimals"])
+            margin = np.maximum(SPREAD_FACTOR * spread, eps_margin(v))
+            distance = boundary_distance(v, r["decimals"])
+            hit = finite & (distance < margin)
+            for name, f in flips.items():
+                hit |= f & finite
+            for j in np.nonzero(hit)[0]:
+                found[cell].append((site(r["stack"]), Fragile(
+                    float(v[j]), r["decimals"], float(distance[j]), float(margin[j]),
+                    [name for name, f in flips.items() if f[j]])))
+    return dict(found), counts
+
+
+# ---------------------------------------------------------------- (c) raw floats in committed outputs
+
+
+def raw_floats(nb: nbformat.NotebookNode) -> dict[int, list[str]]:
+    """{cell index: numbers with more than 6 decimals} in the committed outputs of compared cells."""
+    found = {}
+    for i, cell in enumerate(nb.cells):
+        if not checked(cell):
+            continue
+        hits = []
+        for o in cell.get("outputs", []):
+            texts = [o.get("text", "")] + [v if isinstance(v, str) else "" for v in o.get("data", {}).values()]
+            for text in texts:
+                hits += LONG_DECIMAL.findall("".join(text) if isinstance(text, list) else text)
+            fig = o.get("data", {}).get("application/vnd.plotly.v1+json")
+            if fig:
+                hits += [f"{path} = {value!r}" for path, value in figure_floats(fig)]
+        if hits:
+            found[i] = hits
+    return found
+
+
+def figure_floats(node, path: str = ""):
+    """(path, value) of figure floats with more than 4 decimals, except plotly's own constants."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key not in ("template", "colorscale", "domain"):  # plotly's constants and make_subplots' layout
+                yield from figure_floats(value, f"{path}.{key}" if path else key)
+    elif isinstance(node, list):
+        for value in node:
+            yield from figure_floats(value, path)
+    elif isinstance(node, float) and np.isfinite(node) and rounded(node) != node and not path.endswith(
+            ("dtick", "annotations.y")):
+        yield path, node
+
+
+# ---------------------------------------------------------------- report
+
+
+def audit_notebook(path: Path, variants: list[Variant], out: Path) -> str:
+    """Run one notebook on this machine and under each variant; return its Markdown report."""
+    committed = nbformat.read(path, as_version=4)
+    lines = [f"## {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}"]
+    try:
+        base_nb, base_audit, seconds = execute(path, Variant("this-machine"), out)
+    except Exception as exc:  # noqa: BLE001  (a timeout or a dead kernel: report it, audit the next notebook)
+        return "\n".join(lines + [f"could not execute it on this machine: {type(exc).__name__}: {exc}"])
+    runs = {}
+    for v in variants:
+        try:
+            runs[v.name] = execute(path, v, out)
+        except Exception as exc:  # noqa: BLE001
+            lines.append(f"could not execute it under {v.name}: {type(exc).__name__}: {exc}")
+    lines.append(f"executed in {seconds:.0f} s here; " + ", ".join(f"{n} {r[2]:.0f} s" for n, r in runs.items()))
+    here = output_differences(committed, base_nb)
+    cpu: dict[int, list[str]] = defaultdict(list)
+    for name, (nb, _, _) in runs.items():
+        for cell, what in output_differences(committed, nb).items():
+            if cell not in here:
+                cpu[cell].append(f"{name}: {what}")
+    fragile, counts = fragile_numbers(base_nb, audit_records(base_audit),
+                                      {n: audit_records(r[1]) for n, r in runs.items()})
+    raw = raw_floats(committed)
+    ids = {i: c.get("id", "?") for i, c in enumerate(committed.cells)}
+    lines.append(f"(a) outputs that differ on this machine as it is (not a CPU question): {len(here)} cell(s)")
+    lines += [f"  - cell {i} (id {ids[i]}): {what}" for i, what in sorted(here.items())]
+    lines.append(f"(a) outputs that differ only under a variant (depend on the CPU): {len(cpu)} cell(s)")
+    for i, whats in sorted(cpu.items()):
+        lines += [f"  - cell {i} (id {ids[i]}): {w}" for w in whats]
+    total = sum(c["values"] for c in counts.values())
+    panel = sum(c["panel"] for c in counts.values())
+    lines.append(f"(b) fragile numbers: {sum(len(v) for v in fragile.values())} of {total} rounded values "
+                 f"({panel} more rounded for live panels, not committed)")
+    for cell, items in sorted(fragile.items()):
+        not_aligned = [n for n in runs if n not in counts.get(cell, {}).get("aligned", [])]
+        note = f" (variants {', '.join(not_aligned)} rounded other values here: margin from ulps only)" if not_aligned else ""
+        lines.append(f"  - cell {cell} (id {ids.get(cell, '?')}): {len(items)} value(s){note}")
+        for where, f in items[:EXAMPLES]:
+            flip = f"; rounds differently under {', '.join(f.flipped)}" if f.flipped else ""
+            lines.append(f"      {f.value!r} to {f.decimals} decimals: {f.distance:.1e} from a boundary, "
+                         f"margin {f.margin:.1e} ({where}){flip}")
+        if len(items) > EXAMPLES:
+            lines.append(f"      … and {len(items) - EXAMPLES} more")
+    lines.append(f"(c) committed numbers with more than 6 decimals (or figure floats with more than 4): {len(raw)} cell(s)")
+    for i, hits in sorted(raw.items()):
+        lines.append(f"  - cell {i} (id {ids[i]}): {len(hits)}: " + "; ".join(hits[:3]) + (" …" if len(hits) > 3 else ""))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", help="notebooks to audit (default: notebooks/*.ipynb, notebooks/zh/*.ipynb)")
+    parser.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS), metavar="NAME",
+                        help=f"variants of scripts/cpu_variants.py (default: {' '.join(DEFAULT_VARIANTS)})")
+    parser.add_argument("--out", help="keep the executed copies and audit records here (default: a temporary folder)")
+    args = parser.parse_args()
+    unknown = [n for n in args.variants if n not in VARIANTS]
+    if unknown:
+        sys.exit(f"--variants takes names from {sorted(VARIANTS)}, got {unknown}")
+    paths = [Path(p).resolve() for p in args.notebooks] or [p for g in NOTEBOOK_GLOBS for p in sorted(ROOT.glob(g))]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        sys.exit(f"no such notebook: {', '.join(missing)}")
+    variants = [VARIANTS[n] for n in args.variants]
+    print(f"# CPU audit: {len(paths)} notebook(s), this machine and {', '.join(v.name for v in variants)}")
+    for v in variants:
+        print(f"- {v.name}: {v.describe()}")
+    print(f"fragile: distance to a rounding boundary < max({SPREAD_FACTOR} × spread across the variants, "
+          f"{ULPS} ulps × max(|value|, 1))\n", flush=True)
+    with tempfile.TemporaryDirectory(prefix="cpu-audit-") as tmp:
+        out = Path(args.out or tmp)
+        out.mkdir(parents=True, exist_ok=True)
+        for path in paths:
+            print(audit_notebook(path, variants, out) + "\n", flush=True)
+
+
+if __name__ == "__main__":
+    main()
