@@ -10,6 +10,7 @@ HUB_PORT ?= 8000
 HUB_INTERNAL_PORT ?= 8081
 HUB_PROXY_API_PORT ?= 8001
 HUB_IDLE_TIMEOUT ?= 3600
+HUB_KERNEL_THREADS ?= 1
 HUB_SSL_CERT ?=
 HUB_SSL_KEY ?=
 HUB_TEACHER ?= teacher
@@ -20,6 +21,7 @@ HUB_STAMP := $(VENV)/.hub-installed
 HUB_PROXY := hub/node_modules/.package-lock.json
 HUB_ENV = HUB_IP='$(HUB_IP)' HUB_PORT='$(HUB_PORT)' HUB_INTERNAL_PORT='$(HUB_INTERNAL_PORT)' \
   HUB_PROXY_API_PORT='$(HUB_PROXY_API_PORT)' HUB_IDLE_TIMEOUT='$(HUB_IDLE_TIMEOUT)' HUB_SSL_CERT='$(HUB_SSL_CERT)' \
+  HUB_KERNEL_THREADS='$(HUB_KERNEL_THREADS)' \
   HUB_SSL_KEY='$(HUB_SSL_KEY)' HUB_TEACHER='$(HUB_TEACHER)' HUB_STATE='$(abspath $(HUB_STATE))' \
   HUB_HOME_BASE='$(HUB_HOME_BASE)' HUB_VENV='$(abspath $(VENV))'
 need_name = @test -n '$(NAME)' || { echo "Say whose account: make $@ NAME=<name>" >&2; exit 2; }
