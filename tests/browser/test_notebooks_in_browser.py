@@ -8,6 +8,8 @@ assert that its heatmap (the first plotly figure in the panel) re-rendered with 
 time key press -> changed heatmap in the page; save a full-page screenshot build/browser/NN.png
 (and the main panel alone as NN_panel.png).
 Results go to build/browser/report.json (see conftest.BrowserReport).
+In notebook 07 every in-notebook link `](#x)` is clicked and its anchor must scroll into view
+(JupyterLab 4.6 does not scroll to non-ASCII heading anchors; explicit ASCII `<a id>` ones work).
 """
 from __future__ import annotations
 
@@ -332,3 +334,64 @@ def test_notebook_runs_and_main_slider_updates_heatmap(notebook, lab_server, bro
         lab_server.shutdown_kernels_of(name)
 
     assert not problems, "\n".join(problems)
+
+
+LINKS_NOTEBOOK = "07_summary_and_beyond.ipynb"  # the notebook with the most in-notebook links
+
+# In-notebook links of the rendered markdown, and where their targets are relative to the scroll area.
+LINKS_JS = """() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  // not JupyterLab's own heading permalinks (the "¶" shown on hover)
+  return [...nb.querySelectorAll('.jp-MarkdownOutput a[href^="#"]:not(.jp-InternalAnchorLink)')]
+         .map(a => a.getAttribute('href'));
+}"""
+TARGET_JS = """(fragment) => {
+  const outer = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+  const id = decodeURIComponent(fragment.slice(1));
+  // JupyterLab's sanitizer turns <a id="x"> into <a data-jupyter-id="x">, and scrolls to that
+  const scope = '.jp-NotebookPanel:not(.lm-mod-hidden) ';
+  const target = [...document.querySelectorAll(`${scope}[data-jupyter-id], ${scope}[id], ${scope}a[name]`)]
+                 .find(e => e.getAttribute('data-jupyter-id') === id || e.id === id || e.getAttribute('name') === id);
+  if (!outer || !target) return {found: !!target, scroll: outer ? outer.scrollTop : null,
+    anchors: [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownOutput a:not([href])')]
+             .slice(0, 3).map(a => a.outerHTML)};
+  const box = outer.getBoundingClientRect(), t = target.getBoundingClientRect();
+  return {found: true, scroll: outer.scrollTop, visible: t.top >= box.top - 2 && t.top < box.bottom,  // an empty <a> has no height
+          top: Math.round(t.top - box.top), height: Math.round(box.height)};
+}"""
+
+
+@pytest.mark.browser
+def test_in_notebook_links_scroll_to_their_target(lab_server, browser):
+    """Clicking each `](#x)` link of notebook 07 in JupyterLab brings its anchor into view."""
+    if not (lab_server.root_dir / LINKS_NOTEBOOK).exists():
+        pytest.skip(f"{LINKS_NOTEBOOK} is not among the notebooks under test")
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        page.set_default_timeout(30_000)
+        page.goto(f"{lab_server.url}/lab/workspaces/browser-test-links/tree/{quote(LINKS_NOTEBOOK)}"
+                  f"?token={lab_server.token}")
+        page.wait_for_selector(".jp-NotebookPanel .jp-MarkdownOutput")
+        links = list(dict.fromkeys(page.evaluate(LINKS_JS)))  # each target once, in page order
+        assert links, f"no in-notebook links found in {LINKS_NOTEBOOK}"
+        failures = []
+        for href in links:
+            page.evaluate("""() => { const o = document.querySelector(
+                '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer'); if (o) o.scrollTop = 0; }""")
+            page.wait_for_timeout(100)
+            link = page.locator(f'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownOutput a[href="{href}"]'
+                                f':not(.jp-InternalAnchorLink)').first
+            link.scroll_into_view_if_needed()
+            link.click()
+            deadline = time.monotonic() + 3
+            while not (state := page.evaluate(TARGET_JS, href)).get("visible") and time.monotonic() < deadline:
+                page.wait_for_timeout(100)
+            if not state["found"]:
+                failures.append(f"{href}: no element with that id in the page (anchors seen: {state['anchors']})")
+            elif not state["visible"]:
+                failures.append(f"{href}: the target stayed out of view after the click ({state})")
+        assert not failures, f"{len(failures)} of {len(links)} links in {LINKS_NOTEBOOK}:\n" + "\n".join(failures)
+    finally:
+        context.close()
+        lab_server.shutdown_kernels_of(LINKS_NOTEBOOK)
