@@ -11,11 +11,14 @@ notebook and cell:
       and only under a variant (the output depends on the CPU);
   (b) fragile numbers: values passed to `al.rounded` whose distance to the nearest rounding boundary
       (…5 in the first dropped decimal) is below a margin: SPREAD_FACTOR × the spread the variants
-      produced for that value, and at least ULPS float32 (or float64) ulps of max(|value|, 1). Such a
-      number can round differently on a CPU that the variants do not imitate;
-  (c) committed numbers with more than 6 decimals (raw floats that never went through `al.rounded`).
-Values rounded for live panels (FigureWidgets, never compared by nbval) are counted, not listed.
-Executed copies and audit records land in --out (default: a temporary folder).
+      produced for that value, and at least ULPS float32 (or float64) ulps of the value. Such a number
+      can round differently on a CPU that the variants do not imitate. A value that is exactly a decimal
+      one digit longer than it is rounded to (an integer, 0.14665: a literal, a count, layout arithmetic)
+      was computed exactly, and is listed only if a variant moved it;
+  (c) committed numbers with at least SIGNIFICANT significant digits (raw floats that never went through
+      `al.rounded`; plotly's own constants and make_subplots' layout are left out).
+Values rounded for live panels (FigureWidgets) or in cells nbval does not compare are counted, not listed.
+Executed copies and audit records land in --out (default: a temporary folder); --reuse re-reads them.
 """
 from __future__ import annotations
 
@@ -51,20 +54,28 @@ EPS = {"float32": 2.0**-23, "float64": 2.0**-52}
 SKIP_KEYS = ("metadata", "traceback", "prompt_number", "output_type", "name", "execution_count",
              "application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg")  # as nbval (strict) skips
 IGNORE_MARKERS = ("NBVAL_IGNORE_OUTPUT", "NBVAL_SKIP", "PYTEST_VALIDATE_IGNORE_OUTPUT")
-LONG_DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d{7,}(?:e[-+]?\d+)?")  # e.g. 9.7997131347
+NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d+(?:[eE][-+]?\d+)?")
+SIGNIFICANT = 8  # 9.7997131 (a float32 printed raw) has 8; al.rounded(x) of x < 1000 at most 7
 EXAMPLES = 5  # fragile values listed per cell
 
 
 # ---------------------------------------------------------------- running
 
 
-def execute(path: Path, variant: Variant, out: Path) -> tuple[nbformat.NotebookNode, Path, float]:
+def execute(path: Path, variant: Variant, out: Path, reuse: bool = False) -> tuple[nbformat.NotebookNode, Path, float]:
     """Execute a copy of notebook `path` under `variant` with the rounding audit on.
 
+    Args:
+        path: the notebook. variant: the settings. out: folder for the executed copy and the audit file.
+        reuse: read the copy and audit file an earlier run left in `out` instead, if both are there.
+
     Returns:
-        (executed notebook, audit file, seconds). Cell errors are kept as outputs, not raised.
+        (executed notebook, audit file, seconds; 0 when reused). Cell errors are kept as outputs, not raised.
     """
     audit = out / f"{path.stem}.{variant.name}.audit.pkl"
+    executed = out / f"{path.stem}.{variant.name}.ipynb"
+    if reuse and executed.exists() and audit.exists():
+        return nbformat.read(executed, as_version=4), audit, 0.0
     audit.unlink(missing_ok=True)
     env = kernel_env(variant, out / f"ipython-{variant.name}")
     env[AUDIT_ENV] = str(audit)
@@ -74,7 +85,7 @@ def execute(path: Path, variant: Variant, out: Path) -> tuple[nbformat.NotebookN
                    resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
     seconds = time.perf_counter() - start
     nb.metadata.pop("widgets", None)
-    nbformat.write(nb, out / f"{path.stem}.{variant.name}.ipynb")
+    nbformat.write(nb, executed)
     return nb, audit, seconds
 
 
@@ -208,12 +219,14 @@ def boundary_distance(values: np.ndarray, decimals: int) -> np.ndarray:
     return np.abs(scaled - np.floor(scaled) - 0.5) / 10.0**decimals
 
 
-def eps_margin(values: np.ndarray) -> np.ndarray:
-    """ULPS ulps of max(|v|, 1): float32 ulps for values a float32 holds exactly, else float64 ones."""
+def eps_margin(values: np.ndarray, decimals: int) -> np.ndarray:
+    """ULPS ulps of each value (float32 ulps where a float32 holds it exactly, else float64 ones); 0 for
+    values that are exactly a decimal with decimals + 1 digits, which only exact arithmetic produces."""
     with np.errstate(over="ignore", invalid="ignore"):
         is32 = values.astype(np.float32).astype(np.float64) == values
+        exact = rounded(values, decimals + 1) == values
     eps = np.where(is32, EPS["float32"], EPS["float64"])
-    return ULPS * eps * np.maximum(np.abs(values), 1.0)
+    return np.where(exact, 0.0, ULPS * eps * np.abs(values))
 
 
 def code_cell_of_count(nb: nbformat.NotebookNode) -> dict[int, int]:
@@ -233,7 +246,7 @@ def in_panel(stack: list[tuple]) -> bool:
     return any(file.endswith(os.path.join("attnlib", "widgets.py")) for file, _, _ in stack)
 
 
-def fragile_numbers(base_nb, base: list[dict], others: dict[str, list[dict]]) -> tuple[dict, dict]:
+def fragile_numbers(base_nb, base: list[dict], others: dict[str, list[dict]]) -> tuple[dict, dict]:  # noqa: C901
     """Fragile values per cell, and counts per cell.
 
     Args:
@@ -241,7 +254,7 @@ def fragile_numbers(base_nb, base: list[dict], others: dict[str, list[dict]]) ->
         others: {variant: audit records} of the same notebook under each variant.
 
     Returns:
-        ({cell index: [(site, Fragile), …]}, {cell index: {"values", "panel", "aligned"}}).
+        ({cell index: [(site, Fragile), …]}, {cell index: {"values", "panel", "ignored", "aligned"}}).
     """
     cell_of = code_cell_of_count(base_nb)
     by_cell: dict[int, list[dict]] = defaultdict(list)
@@ -259,11 +272,12 @@ def fragile_numbers(base_nb, base: list[dict], others: dict[str, list[dict]]) ->
         aligned = {name: g[cell] for name, g in other_by_cell.items()
                    if len(g[cell]) == len(records)
                    and all(o["values"].shape == r["values"].shape for o, r in zip(g[cell], records))}
-        counts[cell] = {"values": 0, "panel": 0, "aligned": sorted(aligned)}
+        counts[cell] = {"values": 0, "panel": 0, "ignored": 0, "aligned": sorted(aligned)}
+        compared = 0 <= cell < len(base_nb.cells) and checked(base_nb.cells[cell])
         for k, r in enumerate(records):
             v = r["values"].ravel()
-            if in_panel(r["stack"]):
-                counts[cell]["panel"] += v.size
+            if in_panel(r["stack"]) or not compared:
+                counts[cell]["panel" if compared else "ignored"] += v.size
                 continue
             counts[cell]["values"] += v.size
             finite = np.isfinite(v)
@@ -273,7 +287,7 @@ def fragile_numbers(base_nb, base: list[dict], others: dict[str, list[dict]]) ->
                 w = recs[k]["values"].ravel()
                 spread = np.maximum(spread, np.where(finite, np.abs(w - v), 0.0))
                 flips[name] = rounded(w, r["decimals"]) != rounded(v, r["decimals"])
-            margin = np.maximum(SPREAD_FACTOR * spread, eps_margin(v))
+            margin = np.maximum(SPREAD_FACTOR * spread, eps_margin(v, r["decimals"]))
             distance = boundary_distance(v, r["decimals"])
             hit = finite & (distance < margin)
             for name, f in flips.items():
@@ -288,8 +302,14 @@ def fragile_numbers(base_nb, base: list[dict], others: dict[str, list[dict]]) ->
 # ---------------------------------------------------------------- (c) raw floats in committed outputs
 
 
+def significant_digits(number: str) -> int:
+    """Significant digits of a number written in decimal: '0.0012340' has 5, '9.79971' 6."""
+    mantissa = number.lstrip("-").lower().split("e")[0].replace(".", "")
+    return len(mantissa.lstrip("0"))
+
+
 def raw_floats(nb: nbformat.NotebookNode) -> dict[int, list[str]]:
-    """{cell index: numbers with more than 6 decimals} in the committed outputs of compared cells."""
+    """{cell index: numbers with SIGNIFICANT or more significant digits} in the committed outputs of compared cells."""
     found = {}
     for i, cell in enumerate(nb.cells):
         if not checked(cell):
@@ -298,7 +318,8 @@ def raw_floats(nb: nbformat.NotebookNode) -> dict[int, list[str]]:
         for o in cell.get("outputs", []):
             texts = [o.get("text", "")] + [v if isinstance(v, str) else "" for v in o.get("data", {}).values()]
             for text in texts:
-                hits += LONG_DECIMAL.findall("".join(text) if isinstance(text, list) else text)
+                found_numbers = NUMBER.findall("".join(text) if isinstance(text, list) else text)
+                hits += [n for n in found_numbers if significant_digits(n) >= SIGNIFICANT]
             fig = o.get("data", {}).get("application/vnd.plotly.v1+json")
             if fig:
                 hits += [f"{path} = {value!r}" for path, value in figure_floats(fig)]
@@ -308,7 +329,7 @@ def raw_floats(nb: nbformat.NotebookNode) -> dict[int, list[str]]:
 
 
 def figure_floats(node, path: str = ""):
-    """(path, value) of figure floats with more than 4 decimals, except plotly's own constants."""
+    """(path, value) of figure floats with SIGNIFICANT or more significant digits, except plotly's own constants."""
     if isinstance(node, dict):
         for key, value in node.items():
             if key not in ("template", "colorscale", "domain"):  # plotly's constants and make_subplots' layout
@@ -316,26 +337,29 @@ def figure_floats(node, path: str = ""):
     elif isinstance(node, list):
         for value in node:
             yield from figure_floats(value, path)
-    elif isinstance(node, float) and np.isfinite(node) and rounded(node) != node and not path.endswith(
-            ("dtick", "annotations.y")):
+    elif isinstance(node, float) and np.isfinite(node) and significant_digits(repr(node)) >= SIGNIFICANT \
+            and not path.endswith(("dtick", "annotations.x", "annotations.y")):
         yield path, node
 
 
 # ---------------------------------------------------------------- report
 
 
-def audit_notebook(path: Path, variants: list[Variant], out: Path) -> str:
+def audit_notebook(path: Path, variants: list[Variant], out: Path, reuse: bool = False) -> str:
     """Run one notebook on this machine and under each variant; return its Markdown report."""
-    committed = nbformat.read(path, as_version=4)
+    saved = out / f"{path.stem}.committed.ipynb"  # what the runs are compared with, kept for --reuse
+    if not (reuse and saved.exists()):
+        saved.write_bytes(path.read_bytes())
+    committed = nbformat.read(saved, as_version=4)
     lines = [f"## {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}"]
     try:
-        base_nb, base_audit, seconds = execute(path, Variant("this-machine"), out)
+        base_nb, base_audit, seconds = execute(path, Variant("this-machine"), out, reuse)
     except Exception as exc:  # noqa: BLE001  (a timeout or a dead kernel: report it, audit the next notebook)
         return "\n".join(lines + [f"could not execute it on this machine: {type(exc).__name__}: {exc}"])
     runs = {}
     for v in variants:
         try:
-            runs[v.name] = execute(path, v, out)
+            runs[v.name] = execute(path, v, out, reuse)
         except Exception as exc:  # noqa: BLE001
             lines.append(f"could not execute it under {v.name}: {type(exc).__name__}: {exc}")
     lines.append(f"executed in {seconds:.0f} s here; " + ", ".join(f"{n} {r[2]:.0f} s" for n, r in runs.items()))
@@ -356,8 +380,9 @@ def audit_notebook(path: Path, variants: list[Variant], out: Path) -> str:
         lines += [f"  - cell {i} (id {ids[i]}): {w}" for w in whats]
     total = sum(c["values"] for c in counts.values())
     panel = sum(c["panel"] for c in counts.values())
+    ignored = sum(c["ignored"] for c in counts.values())
     lines.append(f"(b) fragile numbers: {sum(len(v) for v in fragile.values())} of {total} rounded values "
-                 f"({panel} more rounded for live panels, not committed)")
+                 f"(not checked: {panel} rounded for live panels, {ignored} in cells nbval does not compare)")
     for cell, items in sorted(fragile.items()):
         not_aligned = [n for n in runs if n not in counts.get(cell, {}).get("aligned", [])]
         note = f" (variants {', '.join(not_aligned)} rounded other values here: margin from ulps only)" if not_aligned else ""
@@ -368,7 +393,7 @@ def audit_notebook(path: Path, variants: list[Variant], out: Path) -> str:
                          f"margin {f.margin:.1e} ({where}){flip}")
         if len(items) > EXAMPLES:
             lines.append(f"      … and {len(items) - EXAMPLES} more")
-    lines.append(f"(c) committed numbers with more than 6 decimals (or figure floats with more than 4): {len(raw)} cell(s)")
+    lines.append(f"(c) committed numbers with {SIGNIFICANT}+ significant digits (raw floats): {len(raw)} cell(s)")
     for i, hits in sorted(raw.items()):
         lines.append(f"  - cell {i} (id {ids[i]}): {len(hits)}: " + "; ".join(hits[:3]) + (" …" if len(hits) > 3 else ""))
     return "\n".join(lines)
@@ -380,6 +405,7 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS), metavar="NAME",
                         help=f"variants of scripts/cpu_variants.py (default: {' '.join(DEFAULT_VARIANTS)})")
     parser.add_argument("--out", help="keep the executed copies and audit records here (default: a temporary folder)")
+    parser.add_argument("--reuse", action="store_true", help="re-read the runs an earlier call left in --out")
     args = parser.parse_args()
     unknown = [n for n in args.variants if n not in VARIANTS]
     if unknown:
@@ -393,12 +419,12 @@ def main() -> None:
     for v in variants:
         print(f"- {v.name}: {v.describe()}")
     print(f"fragile: distance to a rounding boundary < max({SPREAD_FACTOR} × spread across the variants, "
-          f"{ULPS} ulps × max(|value|, 1))\n", flush=True)
+          f"{ULPS} ulps of the value)\n", flush=True)
     with tempfile.TemporaryDirectory(prefix="cpu-audit-") as tmp:
         out = Path(args.out or tmp)
         out.mkdir(parents=True, exist_ok=True)
         for path in paths:
-            print(audit_notebook(path, variants, out) + "\n", flush=True)
+            print(audit_notebook(path, variants, out, args.reuse) + "\n", flush=True)
 
 
 if __name__ == "__main__":
