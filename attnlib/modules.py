@@ -131,7 +131,10 @@ def train_tiny_model(
     lr: float = 3e-3,
     seed: int = 0,
 ) -> list[float]:
-    """One pass of Adam over (tokens, labels) in order, on one CPU thread (fast and deterministic).
+    """One pass of Adam over (tokens, labels) in order, on one CPU thread (fast, and repeatable on one machine).
+
+    Another CPU rounds float32 sums in another order, and training amplifies it: notebook 05 §7 measured
+    trained parameters up to 0.03 apart, so only coarse results of a training are the same on every CPU.
 
     Args:
         model: the model to train in place. tokens, labels: [M, N] int64; M // batch_size steps.
