@@ -241,9 +241,18 @@ def site(stack: list[tuple]) -> str:
     return ", ".join(p for p in (cell_line, lib) if p) or "?"
 
 
-def in_panel(stack: list[tuple]) -> bool:
-    """True when a record was rounded for a live panel (attnlib/widgets.py on the stack)."""
-    return any(file.endswith(os.path.join("attnlib", "widgets.py")) for file, _, _ in stack)
+def in_panel(stack: list[tuple], cell_has_figure: bool) -> bool:
+    """True when a record was rounded for a live panel: attnlib/widgets.py on the stack, or attnlib/viz.py
+    in a cell whose outputs hold no plotly figure (a figure built there became a panel's FigureWidget)."""
+    def on_stack(module: str) -> bool:
+        return any(file.endswith(os.path.join("attnlib", module)) for file, _, _ in stack)
+
+    return on_stack("widgets.py") or (not cell_has_figure and on_stack("viz.py"))
+
+
+def has_figure(cell: dict) -> bool:
+    """True if a cell's outputs hold a plotly figure (the only way viz's numbers reach a saved output)."""
+    return any("application/vnd.plotly.v1+json" in o.get("data", {}) for o in cell.get("outputs", []))
 
 
 def fragile_numbers(base_nb, base: list[dict], others: dict[str, list[dict]]) -> tuple[dict, dict]:  # noqa: C901
@@ -274,9 +283,10 @@ def fragile_numbers(base_nb, base: list[dict], others: dict[str, list[dict]]) ->
                    and all(o["values"].shape == r["values"].shape for o, r in zip(g[cell], records))}
         counts[cell] = {"values": 0, "panel": 0, "ignored": 0, "aligned": sorted(aligned)}
         compared = 0 <= cell < len(base_nb.cells) and checked(base_nb.cells[cell])
+        figure = compared and has_figure(base_nb.cells[cell])
         for k, r in enumerate(records):
             v = r["values"].ravel()
-            if in_panel(r["stack"]) or not compared:
+            if in_panel(r["stack"], figure) or not compared:
                 counts[cell]["panel" if compared else "ignored"] += v.size
                 continue
             counts[cell]["values"] += v.size
