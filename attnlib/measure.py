@@ -1,0 +1,104 @@
+"""Measuring, not computing: peak tensor memory, median wall-clock time, and one torch thread."""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from typing import Any, Callable, Iterator
+
+import torch
+
+from ._validate import function, integer, positive_int
+
+
+@contextlib.contextmanager
+def single_thread() -> Iterator[None]:
+    """Run torch on one thread inside the `with` block, then restore the thread count.
+
+    Tiny tensors (panels, the notebook-05 model): on a busy machine, waiting for a second thread cost
+    10-25 ms per matmul (measured) while the work takes ~0.02 ms; one thread also fixes the summation order.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def _quiet_fd2() -> Iterator[None]:
+    """Silence file descriptor 2 for a moment: the profiler's C++ backend logs two lines there on start/stop."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def measure_peak_memory(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, int]:
+    """Run fn(*args, **kwargs) and MEASURE the peak CPU tensor memory it allocates, in bytes.
+
+    Method: torch.profiler with profile_memory=True records every allocation and free made through
+    PyTorch's CPU allocator (including buffers a fused kernel allocates internally). Replaying those
+    events in time order gives the bytes live at each moment; the peak is the largest value, counted
+    from zero at the start of the call. Tensors that existed before (the inputs) are not counted; the
+    result is, because it is still alive when fn returns. Python objects and allocator caching are
+    not counted. The numbers are deterministic for a given code path and thread count.
+
+    Args:
+        fn: the function to run; args, kwargs: passed to it.
+
+    Returns:
+        (fn's return value, peak bytes allocated during the call, ≥ 0).
+    """
+    function("fn", fn)
+    profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True)
+    with _quiet_fd2():
+        profiler.__enter__()
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        with _quiet_fd2():
+            profiler.__exit__(None, None, None)
+    events = [e for e in profiler.profiler.kineto_results.events() if e.name() == "[memory]"]
+    events.sort(key=lambda e: e.start_ns())
+    live = peak = 0
+    for e in events:
+        if e.device_type() == torch.autograd.DeviceType.CPU:
+            live += e.nbytes()
+            peak = max(peak, live)
+    return result, peak
+
+
+def median_time_ms(fn: Callable[[], Any], *, repeats: int = 5, warmup: int = 1) -> float:
+    """Median wall-clock time of fn() in milliseconds over `repeats` runs, after `warmup` untimed runs.
+
+    Args:
+        fn: a function of no arguments. repeats: timed runs, ≥ 1. warmup: untimed runs first, ≥ 0.
+
+    Returns:
+        the median time in ms (robust to a run slowed down by other processes).
+    """
+    function("fn", fn)
+    repeats = positive_int("repeats", repeats)
+    for _ in range(integer("warmup", warmup, minimum=0)):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000.0)
+    times.sort()
+    middle = len(times) // 2
+    return times[middle] if len(times) % 2 else 0.5 * (times[middle - 1] + times[middle])
