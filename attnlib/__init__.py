@@ -1,4 +1,15 @@
-"""attnlib: the helper package of the course "Attention, from dot product to retrieval"."""
+"""attnlib: the helper package of the course "Attention, from dot product to retrieval".
+
+The math (torch only) loads with `import attnlib`. Figures, panels, exercise checkers and benchmarks
+load on first use (`al.viz`, `al.widgets`, `al.checks`, `al.bench`), so a learner who wants only the
+math does not wait for plotly and ipywidgets.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from . import core, data, efficient, masks, measure, modules, rounding, tiny
 from .core import (
     check_mask,
     jacobian_norm,
@@ -11,9 +22,18 @@ from .core import (
 from .masks import causal_mask, padding_mask, window_mask
 from .modules import MultiHeadAttention
 from .rounding import rounded
-from . import checks, data, efficient, viz, widgets  # noqa: E402  (used as al.viz.…, al.widgets.…)
+
+LAZY_MODULES = ("viz", "widgets", "checks", "bench")  # imported by __getattr__ on first access (PEP 562)
 
 __all__ = [
+    "core",
+    "data",
+    "efficient",
+    "masks",
+    "measure",
+    "modules",
+    "rounding",
+    "tiny",
     "scaled_dot_product_attention",
     "check_mask",
     "softmax_entropy",
@@ -27,3 +47,15 @@ __all__ = [
     "MultiHeadAttention",
     "rounded",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import viz, widgets, checks or bench the first time `attnlib.<name>` is read."""
+    if name in LAZY_MODULES:
+        return importlib.import_module(f".{name}", __name__)  # the import also sets attnlib.<name>
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The loaded names plus the lazy modules, so tab completion shows `al.viz` before it is loaded."""
+    return sorted(set(globals()) | set(LAZY_MODULES))

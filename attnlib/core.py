@@ -6,40 +6,10 @@ from typing import Optional, Sequence
 
 import torch
 
+from ._validate import bool_mask, positive_int, qkv, tensor
+
+check_mask = bool_mask  # public: al.check_mask(mask, scores_shape) -> the mask as bool, or a ValueError
 MASK_FILL = -1e9  # the article's fill value for masked scores: exp(-1e9) underflows to exactly 0
-
-
-def _require_tensor(name: str, x: object, min_dims: int) -> torch.Tensor:
-    """Raise a clear error unless `x` is a tensor with at least `min_dims` dimensions."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if x.dim() < min_dims:
-        raise ValueError(
-            f"{name} must have at least {min_dims} dimensions [..., seq, features], "
-            f"got shape {tuple(x.shape)}"
-        )
-    return x
-
-
-def check_mask(mask: torch.Tensor, scores_shape: Sequence[int], name: str = "mask") -> torch.Tensor:
-    """Return `mask` as bool (True = may attend) after checking it broadcasts and holds only 0/1."""
-    if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of bool or 0/1 values, got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
-        if not bool(((mask == 0) | (mask == 1)).all()):
-            bad = mask[(mask != 0) & (mask != 1)].flatten()[:3].tolist()
-            raise ValueError(f"{name} must hold only bool or 0/1 values (1 = may attend), found {bad}")
-        mask = mask != 0
-    try:
-        shape = torch.broadcast_shapes(mask.shape, tuple(scores_shape))
-    except RuntimeError:
-        shape = None
-    if shape != torch.Size(scores_shape):
-        raise ValueError(
-            f"{name} of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
-            f"{tuple(scores_shape)} [..., N_q, N_k]"
-        )
-    return mask
 
 
 def scaled_dot_product_attention(
@@ -60,23 +30,12 @@ def scaled_dot_product_attention(
     Returns:
         (output [..., N_q, d_v], weights [..., N_q, N_k]); a fully masked row gets uniform weights.
     """
-    _require_tensor("query", query, 2)
-    _require_tensor("key", key, 2)
-    _require_tensor("value", value, 2)
-    if query.size(-1) != key.size(-1):
-        raise ValueError(
-            f"query and key must share d_k (last dimension): query {tuple(query.shape)}, key {tuple(key.shape)}"
-        )
-    if key.size(-2) != value.size(-2):
-        raise ValueError(
-            f"key and value must share N_k (second-to-last dimension): key {tuple(key.shape)}, value {tuple(value.shape)}"
-        )
-    d_k = query.size(-1)
+    qkv(query, key, value)
     if scale is None:
-        scale = 1.0 / math.sqrt(d_k)
+        scale = 1.0 / math.sqrt(query.size(-1))  # 1/√d_k
     scores = torch.matmul(query, key.transpose(-2, -1)) * scale  # [..., N_q, N_k]
     if mask is not None:
-        allowed = check_mask(mask, scores.shape)  # broadcasts to [..., N_q, N_k]
+        allowed = bool_mask(mask, scores.shape)  # broadcasts to [..., N_q, N_k]
         scores = scores.masked_fill(~allowed, MASK_FILL)  # [..., N_q, N_k]
     weights = torch.softmax(scores, dim=-1)  # [..., N_q, N_k], rows sum to 1
     output = torch.matmul(weights, value)  # [..., N_q, d_v]
@@ -85,7 +44,7 @@ def scaled_dot_product_attention(
 
 def _require_probabilities(weights: torch.Tensor) -> torch.Tensor:
     """Check `weights` is a tensor whose last dimension holds a distribution."""
-    _require_tensor("weights", weights, 1)
+    tensor("weights", weights, 1, "[..., N]")
     if weights.size(-1) == 0:
         raise ValueError(f"weights must have at least one entry per row, got shape {tuple(weights.shape)}")
     return weights
@@ -165,20 +124,18 @@ def saturation_curve(
     Returns:
         {"d_k", "entropy", "max_weight", "jacobian_norm", "score_var"}: one value per d_k.
     """
-    if n_keys < 1 or n_queries < 1:
-        raise ValueError(f"n_keys and n_queries must be ≥ 1, got n_keys={n_keys}, n_queries={n_queries}")
+    n_keys, n_queries = positive_int("n_keys", n_keys), positive_int("n_queries", n_queries)
     out: dict[str, list[float]] = {k: [] for k in ("d_k", "entropy", "max_weight", "jacobian_norm", "score_var")}
     gen = torch.Generator().manual_seed(seed)
-    for d_k in d_k_values:
-        if int(d_k) < 1:
-            raise ValueError(f"d_k_values must all be ≥ 1, got {d_k}")
-        q = torch.randn(n_queries, 1, int(d_k), generator=gen, dtype=torch.float64)  # [rows, 1, d_k]
-        k = torch.randn(n_queries, n_keys, int(d_k), generator=gen, dtype=torch.float64)  # [rows, N, d_k]
+    for i, d_k in enumerate(d_k_values):
+        d_k = positive_int(f"d_k_values[{i}]", d_k)
+        q = torch.randn(n_queries, 1, d_k, generator=gen, dtype=torch.float64)  # [rows, 1, d_k]
+        k = torch.randn(n_queries, n_keys, d_k, generator=gen, dtype=torch.float64)  # [rows, N, d_k]
         scores = (q @ k.transpose(-2, -1)).squeeze(1)  # [rows, N]
         if scaled:
             scores = scores / math.sqrt(d_k)  # [rows, N]
         s = torch.softmax(scores, dim=-1)  # [rows, N]
-        out["d_k"].append(int(d_k))
+        out["d_k"].append(d_k)
         out["entropy"].append(float(softmax_entropy(s).mean()))
         out["max_weight"].append(float(max_weight(s).mean()))
         out["jacobian_norm"].append(float(jacobian_norm(s).mean()))

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import torch
 
+from ._validate import choice, integer, positive_int
+
 # ---- 01: the "animal / street" sentence with hand-built features ----
 # HAND-BUILT, not learned: each token gets a few named yes/no features, and the projections below
 # say in words which feature a query asks for. A trained model learns such directions from data;
@@ -120,14 +122,7 @@ QKV_TOKENS: list[str] = ["the", "quick", "brown", "fox", "jumps", "over", "a", "
 # the last bits of a float32 draw depend on the CPU (measured: 32 of 80 numbers differ, by up to 6e-7,
 # between AVX2 and ATEN_CPU_CAPABILITY=default). Its float64 draws came out bit-identical; they are other
 # numbers than the float32 draws of the same seed.
-_DRAW_DTYPES = (torch.float32, torch.float64)
-
-
-def _draw_dtype(dtype: torch.dtype) -> torch.dtype:
-    """Return `dtype` if it is float32 or float64, else raise ValueError naming it."""
-    if dtype not in _DRAW_DTYPES:
-        raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
-    return dtype
+DRAW_DTYPES = (torch.float32, torch.float64)
 
 
 def qkv_sentence(d_model: int = 8, seed: int = 0, *, dtype: torch.dtype = torch.float32) -> tuple[list[str], torch.Tensor]:
@@ -142,10 +137,10 @@ def qkv_sentence(d_model: int = 8, seed: int = 0, *, dtype: torch.dtype = torch.
     Returns:
         (tokens: QKV_TOKENS, X: [10, d_model] of `dtype`).
     """
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
-        raise ValueError(f"d_model must be a positive integer, got {d_model!r}")
+    d_model = positive_int("d_model", d_model)
+    dtype = choice("dtype", dtype, DRAW_DTYPES)
     gen = torch.Generator().manual_seed(int(seed))
-    x = torch.randn(len(QKV_TOKENS), d_model, generator=gen, dtype=_draw_dtype(dtype))  # [N, d_model]
+    x = torch.randn(len(QKV_TOKENS), d_model, generator=gen, dtype=dtype)  # [N, d_model]
     return list(QKV_TOKENS), x
 
 
@@ -165,10 +160,8 @@ def qkv_projections(d_model: int, d_k: int, seed: int = 0, *, dtype: torch.dtype
     Returns:
         {"W_q", "W_k", "W_v"}: each [d_model, d_k] of `dtype`; Q = X @ W_q.
     """
-    for name, value in (("d_model", d_model), ("d_k", d_k)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    dtype = _draw_dtype(dtype)
+    d_model, d_k = positive_int("d_model", d_model), positive_int("d_k", d_k)
+    dtype = choice("dtype", dtype, DRAW_DTYPES)
     gen = torch.Generator().manual_seed(int(seed))
     cols = [torch.randn(3, d_model, generator=gen, dtype=dtype) for _ in range(d_k)]  # d_k × [3, d_model]
     w = torch.stack(cols, dim=-1) / d_model**0.5  # [3, d_model, d_k]
@@ -204,10 +197,9 @@ def two_relation_task(
         {"tokens" [B, N] (symbol·C + colour), "labels" [B, N] (colour[prev]·C + colour[partner]),
          "symbols" [B, N], "colors" [B, N], "prev" [B, N], "partner" [B, N]}: all int64.
     """
-    for name, value, lo, hi in (("num_examples", num_examples, 1, None), ("num_symbols", num_symbols, 2, 26),
-                                ("num_colors", num_colors, 1, 10)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
-            raise ValueError(f"{name} must be an integer in [{lo}, {hi or '∞'}], got {value!r}")
+    num_examples = positive_int("num_examples", num_examples)
+    num_symbols = integer("num_symbols", num_symbols, minimum=2, maximum=len(PAIRS_SYMBOLS))
+    num_colors = integer("num_colors", num_colors, minimum=1, maximum=10)
     n = 2 * num_symbols
     # Two generators and fixed-size chunks: the first k sequences are the same whatever B is.
     gen = torch.Generator().manual_seed(int(seed))

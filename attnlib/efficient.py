@@ -10,83 +10,19 @@ Naive attention builds the whole [N_q, N_k] score matrix, so its memory grows as
 - `linear_attention` is *approximate*. It replaces exp(q·k) by φ(q)·φ(k) with φ(x) = elu(x) + 1,
   so (φ(Q) φ(K)ᵀ) V can be computed as φ(Q) (φ(K)ᵀ V), never forming the N×N matrix.
 
-`measure_peak_memory` measures (does not compute) the peak tensor memory of a call, and
-`median_time_ms` times one; the benchmark `python -m attnlib.bench complexity` and notebook 07 use
-both. This module imports only torch.
+Their memory and time are measured with `attnlib.measure` (the benchmark `python -m attnlib.bench
+complexity`, notebook 07).
 """
 from __future__ import annotations
 
-import contextlib
 import math
-import os
-import sys
-import time
-from typing import Any, Callable, Iterator, Optional
+from typing import Optional
 
 import torch
 import torch.nn.functional as F
 
-MASK_FILL = -1e9  # same fill as attnlib.core: a fully masked row gets uniform weights
-
-
-# ---- input checks (this module imports only torch, so it has its own) ----
-
-
-def _require_qkv(query: object, key: object, value: object) -> None:
-    """Raise ValueError unless query, key, value are floating tensors [..., N, d] that fit together."""
-    for name, x in (("query", query), ("key", key), ("value", value)):
-        if not isinstance(x, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor [..., seq, features], got {type(x).__name__}")
-        if x.dim() < 2:
-            raise ValueError(f"{name} must have at least 2 dimensions [..., seq, features], got shape {tuple(x.shape)}")
-        if not x.is_floating_point():
-            raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
-    if not (query.dtype == key.dtype == value.dtype):
-        raise ValueError(f"query, key, value must share a dtype, got {query.dtype}, {key.dtype}, {value.dtype}")
-    if query.size(-1) != key.size(-1):
-        raise ValueError(
-            f"query and key must share d_k (last dimension): query {tuple(query.shape)}, key {tuple(key.shape)}"
-        )
-    if key.size(-2) != value.size(-2):
-        raise ValueError(
-            f"key and value must share N_k (second-to-last dimension): key {tuple(key.shape)}, value {tuple(value.shape)}"
-        )
-    if key.size(-2) < 1:
-        raise ValueError(f"key must hold at least one position (N_k ≥ 1), got shape {tuple(key.shape)}")
-    try:
-        torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"the leading (batch) dimensions of query {tuple(query.shape)}, key {tuple(key.shape)} and "
-            f"value {tuple(value.shape)} do not broadcast together"
-        ) from None
-
-
-def _positive_int(name: str, value: object) -> int:
-    """Return `value` as an int, or raise ValueError naming the argument unless it is a positive integer."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
-
-
-def _check_mask(mask: object, scores_shape: tuple[int, ...]) -> torch.Tensor:
-    """Return `mask` as bool (True = may attend) after checking it holds 0/1 and broadcasts to the scores."""
-    if not isinstance(mask, torch.Tensor):
-        raise ValueError(f"mask must be a torch.Tensor of bool or 0/1 values, got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
-        if not bool(((mask == 0) | (mask == 1)).all()):
-            raise ValueError("mask must hold only bool or 0/1 values (True/1 = may attend)")
-        mask = mask != 0
-    try:
-        ok = torch.broadcast_shapes(mask.shape, scores_shape) == torch.Size(scores_shape)
-    except RuntimeError:
-        ok = False
-    if not ok or mask.dim() < 2:
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape {scores_shape} [..., N_q, N_k]"
-        )
-    return mask
-
+from ._validate import bool_mask, flag, number, positive_int, qkv
+from .core import MASK_FILL  # the same fill as attnlib.core: a fully masked row gets uniform weights
 
 # ---- tiled attention: exact, online softmax, O(N) extra memory ----
 
@@ -226,17 +162,15 @@ def tiled_attention(
     Returns:
         (output [..., N_q, d_v], None): there is no weight matrix to return, that is the point.
     """
-    _require_qkv(query, key, value)
-    block_q = _positive_int("block_q", block_q)
-    block_k = _positive_int("block_k", block_k)
-    if not isinstance(causal, bool):
-        raise ValueError(f"causal must be True or False, got {causal!r}")
-    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale)):
-        raise ValueError(f"scale must be a finite number or None (for 1/sqrt(d_k)), got {scale!r}")
+    batch = qkv(query, key, value, floating=True)  # broadcast leading shape
+    block_q = positive_int("block_q", block_q)
+    block_k = positive_int("block_k", block_k)
+    flag("causal", causal)
+    scale = None if scale is None else number("scale", scale)
     n_q, n_k = query.size(-2), key.size(-2)
-    batch = tuple(torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2]))
     if mask is not None:
-        mask = _check_mask(mask, (*batch, n_q, n_k))
+        mask = bool_mask(mask, (*batch, n_q, n_k))
+        mask = mask.reshape((1,) * (2 - mask.dim()) + tuple(mask.shape))  # [..., N_q or 1, N_k or 1]: rank ≥ 2
     scale = 1.0 / math.sqrt(query.size(-1)) if scale is None else float(scale)
     q = query.expand(*batch, n_q, query.size(-1)).reshape(-1, n_q, query.size(-1))  # [B, N_q, d_k]
     k = key.expand(*batch, n_k, key.size(-1)).reshape(-1, n_k, key.size(-1))  # [B, N_k, d_k]
@@ -288,9 +222,8 @@ def linear_attention(
     Returns:
         (output [..., N_q, d_v], None).
     """
-    _require_qkv(query, key, value)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not (eps >= 0 and math.isfinite(eps)):
-        raise ValueError(f"eps must be a finite number ≥ 0, got {eps!r}")
+    qkv(query, key, value, floating=True)
+    eps = number("eps", eps, minimum=0)
     phi_q = elu_feature_map(query)  # [..., N_q, d_k]
     phi_k = elu_feature_map(key)  # [..., N_k, d_k]
     kv = phi_k.transpose(-2, -1) @ value  # [..., d_k, d_v]  Σ_j φ(k_j) v_jᵀ
@@ -298,88 +231,3 @@ def linear_attention(
     numerator = phi_q @ kv  # [..., N_q, d_v]
     denominator = phi_q @ z + eps  # [..., N_q, 1]
     return numerator / denominator, None  # [..., N_q, d_v]
-
-
-# ---- measuring ----
-
-
-@contextlib.contextmanager
-def _quiet_fd2() -> Iterator[None]:
-    """Silence file descriptor 2 for a moment: the profiler's C++ backend logs two lines there on start/stop."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError, AttributeError):
-        yield
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-
-
-def measure_peak_memory(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, int]:
-    """Run fn(*args, **kwargs) and MEASURE the peak CPU tensor memory it allocates, in bytes.
-
-    Method: torch.profiler with profile_memory=True records every allocation and free made through
-    PyTorch's CPU allocator (including buffers a fused kernel allocates internally). Replaying those
-    events in time order gives the bytes live at each moment; the peak is the largest value, counted
-    from zero at the start of the call. Tensors that existed before (the inputs) are not counted; the
-    result is, because it is still alive when fn returns. Python objects and allocator caching are
-    not counted. The numbers are deterministic for a given code path and thread count.
-
-    Args:
-        fn: the function to run; args, kwargs: passed to it.
-
-    Returns:
-        (fn's return value, peak bytes allocated during the call, ≥ 0).
-    """
-    if not callable(fn):
-        raise ValueError(f"fn must be callable, got {type(fn).__name__}")
-    activities = [torch.profiler.ProfilerActivity.CPU]
-    profiler = torch.profiler.profile(activities=activities, profile_memory=True)
-    with _quiet_fd2():
-        profiler.__enter__()
-    try:
-        result = fn(*args, **kwargs)
-    finally:
-        with _quiet_fd2():
-            profiler.__exit__(None, None, None)
-    events = [e for e in profiler.profiler.kineto_results.events() if e.name() == "[memory]"]
-    events.sort(key=lambda e: e.start_ns())
-    live = peak = 0
-    for e in events:
-        if e.device_type() == torch.autograd.DeviceType.CPU:
-            live += e.nbytes()
-            peak = max(peak, live)
-    return result, peak
-
-
-def median_time_ms(fn: Callable[[], Any], *, repeats: int = 5, warmup: int = 1) -> float:
-    """Median wall-clock time of fn() in milliseconds over `repeats` runs, after `warmup` untimed runs.
-
-    Args:
-        fn: a function of no arguments. repeats: timed runs, ≥ 1. warmup: untimed runs first, ≥ 0.
-
-    Returns:
-        the median time in ms (robust to a run slowed down by other processes).
-    """
-    if not callable(fn):
-        raise ValueError(f"fn must be callable, got {type(fn).__name__}")
-    repeats = _positive_int("repeats", repeats)
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be an integer ≥ 0, got {warmup!r}")
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000.0)
-    times.sort()
-    middle = len(times) // 2
-    return times[middle] if len(times) % 2 else 0.5 * (times[middle - 1] + times[middle])

@@ -5,12 +5,7 @@ from typing import Sequence, Union
 
 import torch
 
-
-def _positive_int(name: str, value: object) -> int:
-    """Return `value` as an int, or raise naming the argument unless it is a positive integer."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
+from ._validate import integer, positive_int
 
 
 def causal_mask(n: int) -> torch.Tensor:
@@ -22,7 +17,7 @@ def causal_mask(n: int) -> torch.Tensor:
     Returns:
         [n, n] bool, lower-triangular True.
     """
-    n = _positive_int("n", n)
+    n = positive_int("n", n)
     return torch.ones(n, n, dtype=torch.bool).tril()  # [n, n]
 
 
@@ -36,7 +31,7 @@ def padding_mask(lengths: Union[Sequence[int], torch.Tensor], n: int) -> torch.T
     Returns:
         [B, 1, 1, n] bool, broadcasting over heads and queries.
     """
-    n = _positive_int("n", n)
+    n = positive_int("n", n)
     lengths = torch.as_tensor(lengths)
     if lengths.dim() != 1 or lengths.numel() == 0 or lengths.is_floating_point():
         raise ValueError(f"lengths must be a non-empty 1-D sequence of integers, got shape {tuple(lengths.shape)}")
@@ -57,9 +52,8 @@ def window_mask(n: int, window: int) -> torch.Tensor:
     Returns:
         [n, n] bool band matrix. `causal_mask(n) & window_mask(n, w)` looks back w steps only.
     """
-    n = _positive_int("n", n)
-    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
-        raise ValueError(f"window must be a non-negative integer, got {window!r}")
+    n = positive_int("n", n)
+    window = integer("window", window, minimum=0)
     i = torch.arange(n).unsqueeze(1)  # [n, 1]
     j = torch.arange(n).unsqueeze(0)  # [1, n]
     return (i - j).abs() <= window  # [n, n]

@@ -2,7 +2,7 @@
 import torch
 
 import attnlib as al
-from attnlib.modules import relation_mass
+from attnlib.tiny import relation_mass
 
 
 def _not_written(*args):

@@ -1,13 +1,12 @@
 """attnlib.efficient: tiled attention is exact, linear attention is its own (different) formula,
-the memory meter measures what is allocated. No timing here: benchmarks measure, tests do not."""
-import math
-
+and it never builds the score matrix (measured with attnlib.measure). No timing here."""
 import pytest
 import torch
 import torch.nn.functional as F
 
 import attnlib as al
 from attnlib import efficient
+from attnlib.measure import measure_peak_memory
 
 TOL = {torch.float32: 1e-5, torch.float64: 1e-9}
 
@@ -161,8 +160,8 @@ def test_tiled_never_builds_the_score_matrix():
     """Measured peak memory of the tiled call stays far below one N×N float32 matrix."""
     n, d = 2048, 32
     q, k, v = _qkv((), n, n, d, d, torch.float32, seed=9)
-    _, tiled_peak = efficient.measure_peak_memory(efficient.tiled_attention, q, k, v, block_q=128, block_k=256)
-    _, naive_peak = efficient.measure_peak_memory(al.scaled_dot_product_attention, q, k, v)
+    _, tiled_peak = measure_peak_memory(efficient.tiled_attention, q, k, v, block_q=128, block_k=256)
+    _, naive_peak = measure_peak_memory(al.scaled_dot_product_attention, q, k, v)
     one_matrix = n * n * 4
     assert naive_peak >= one_matrix
     assert tiled_peak < one_matrix / 20
@@ -212,41 +211,9 @@ def test_linear_attention_memory_is_linear_in_n():
     peaks = []
     for n in (1024, 2048):
         q, k, v = _qkv((), n, n, d, d, torch.float32, seed=12)
-        peaks.append(efficient.measure_peak_memory(efficient.linear_attention, q, k, v)[1])
+        peaks.append(measure_peak_memory(efficient.linear_attention, q, k, v)[1])
     assert peaks[1] / peaks[0] < 2.2  # doubling N about doubles memory (quadratic would give 4x)
     assert peaks[1] < 2048 * 2048 * 4 / 10
-
-
-# ---- measuring ----
-
-
-def test_meter_measures_a_known_allocation():
-    _, peak = efficient.measure_peak_memory(torch.empty, 1000, 1000)  # float32: 4 bytes each
-    assert peak == 4_000_000
-
-
-def test_meter_counts_freed_temporaries_and_returns_result():
-    def make_and_drop():
-        big = torch.ones(500, 1000, dtype=torch.float64)  # 4 MB, freed before returning
-        small = big[:10].sum()  # tiny result
-        del big
-        return small
-
-    result, peak = efficient.measure_peak_memory(make_and_drop)
-    assert result.item() == 10_000
-    assert 4_000_000 <= peak < 4_100_000
-
-
-def test_meter_does_not_count_existing_tensors():
-    x = torch.ones(1000, 1000)
-    _, peak = efficient.measure_peak_memory(lambda: x.add_(1.0))  # in place: nothing new
-    assert peak < 1000
-
-
-def test_median_time_ms_runs_and_returns_a_number():
-    calls = []
-    ms = efficient.median_time_ms(lambda: calls.append(1), repeats=3, warmup=2)
-    assert len(calls) == 5 and ms >= 0 and math.isfinite(ms)
 
 
 # ---- bad inputs ----
@@ -289,7 +256,3 @@ def test_tiled_bad_arguments_raise_value_error():
         efficient.tiled_attention(q, k, v, torch.full((4, 6), 2))
     with pytest.raises(ValueError, match="eps"):
         efficient.linear_attention(q, k, v, eps=-1.0)
-    with pytest.raises(ValueError, match="fn"):
-        efficient.measure_peak_memory(42)
-    with pytest.raises(ValueError, match="repeats"):
-        efficient.median_time_ms(lambda: None, repeats=0)

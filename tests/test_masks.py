@@ -51,7 +51,7 @@ def test_a_row_left_with_nothing_to_attend_to_is_uniform():
         (lambda: al.causal_mask(0), "n must be a positive integer, got 0"),
         (lambda: al.causal_mask(-3), "n must be a positive integer"),
         (lambda: al.causal_mask(2.5), "n must be a positive integer"),
-        (lambda: al.window_mask(4, -1), "window must be a non-negative integer, got -1"),
+        (lambda: al.window_mask(4, -1), "window must be an integer ≥ 0, got -1"),
         (lambda: al.window_mask(0, 1), "n must be a positive integer"),
         (lambda: al.padding_mask([2, 5], 4), r"lengths must each lie in 0..n=4, got \[2, 5\]"),
         (lambda: al.padding_mask([-1], 4), "lengths must each lie in 0..n"),

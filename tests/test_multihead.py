@@ -5,7 +5,8 @@ import pytest
 import torch
 
 import attnlib as al
-from attnlib.modules import MultiHeadAttention, TinyAttentionModel, relation_mass, train_tiny_model
+from attnlib.modules import MultiHeadAttention
+from attnlib.tiny import TinyAttentionModel, relation_mass, train_tiny_model
 
 
 @pytest.fixture(autouse=True)

@@ -49,7 +49,8 @@ import torch
 import torch.nn.functional as F
 
 from ..core import scaled_dot_product_attention
-from ..efficient import linear_attention, measure_peak_memory, tiled_attention
+from ..efficient import linear_attention, tiled_attention
+from ..measure import measure_peak_memory
 
 MB = 1e6  # megabytes (10^6 bytes), as printed
 

@@ -5,7 +5,8 @@ from typing import Callable
 
 import torch
 
-from ..modules import MultiHeadAttention, relation_mass
+from ..modules import MultiHeadAttention
+from ..tiny import relation_mass
 from .feedback import call, say, tensor_problem
 
 
