@@ -122,7 +122,8 @@ def bool_mask(mask: object, shape: Sequence[int], name: str = "mask") -> torch.T
         broadcast = None
     if broadcast != torch.Size(shape):
         raise ValueError(
-            f"{name} of shape {tuple(mask.shape)} does not broadcast to the scores' shape {tuple(shape)} [..., N_q, N_k]"
+            f"{name} of shape {tuple(mask.shape)} does not broadcast to the scores' shape {tuple(shape)} [..., N_q, "
+            f"N_k]"
         )
     return mask
 

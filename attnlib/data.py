@@ -73,7 +73,8 @@ def animal_street_sentence(
     if features is None:
         if last_word not in ANIMAL_STREET_LEXICON or last_word in ANIMAL_STREET_PREFIX:
             known = [w for w in ANIMAL_STREET_LEXICON if w not in ANIMAL_STREET_PREFIX]
-            raise ValueError(f"last_word {last_word!r} has no hand-built features; use one of {known} or pass features=")
+            raise ValueError(f"last_word {last_word!r} has no hand-built features; use one of {known} or pass "
+                             f"features=")
         features = ANIMAL_STREET_LEXICON[last_word]
     tokens = ANIMAL_STREET_PREFIX + [str(last_word)]
     rows = [feature_vector(ANIMAL_STREET_LEXICON[t]) for t in ANIMAL_STREET_PREFIX] + [feature_vector(features)]
@@ -125,7 +126,9 @@ QKV_TOKENS: list[str] = ["the", "quick", "brown", "fox", "jumps", "over", "a", "
 DRAW_DTYPES = (torch.float32, torch.float64)
 
 
-def qkv_sentence(d_model: int = 8, seed: int = 0, *, dtype: torch.dtype = torch.float32) -> tuple[list[str], torch.Tensor]:
+def qkv_sentence(
+    d_model: int = 8, seed: int = 0, *, dtype: torch.dtype = torch.float32
+) -> tuple[list[str], torch.Tensor]:
     """Ten distinct tokens with seeded random embeddings (notebook 02's input X).
 
     Args:
@@ -144,7 +147,9 @@ def qkv_sentence(d_model: int = 8, seed: int = 0, *, dtype: torch.dtype = torch.
     return list(QKV_TOKENS), x
 
 
-def qkv_projections(d_model: int, d_k: int, seed: int = 0, *, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+def qkv_projections(
+    d_model: int, d_k: int, seed: int = 0, *, dtype: torch.dtype = torch.float32
+) -> dict[str, torch.Tensor]:
     """Seeded random W_q, W_k, W_v [d_model, d_k] with N(0, 1/d_model) entries.
 
     N(0, 1/d_model) gives every query and key coordinate variance 1 for inputs with unit-variance

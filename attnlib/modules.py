@@ -72,9 +72,11 @@ class MultiHeadAttention(nn.Module):
         self._check_input("key", key)
         self._check_input("value", value)
         if key.shape[:2] != value.shape[:2]:
-            raise ValueError(f"key and value must share [batch, N_k]: key {tuple(key.shape)}, value {tuple(value.shape)}")
+            raise ValueError(f"key and value must share [batch, N_k]: key {tuple(key.shape)}, value "
+                             f"{tuple(value.shape)}")
         if query.size(0) != key.size(0):
-            raise ValueError(f"query and key must share the batch size: query {tuple(query.shape)}, key {tuple(key.shape)}")
+            raise ValueError(f"query and key must share the batch size: query {tuple(query.shape)}, key "
+                             f"{tuple(key.shape)}")
         Q = self.split_heads(self.W_q(query))  # [B, h, N_q, d_k]
         K = self.split_heads(self.W_k(key))  # [B, h, N_k, d_k]
         V = self.split_heads(self.W_v(value))  # [B, h, N_k, d_k]

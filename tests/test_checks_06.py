@@ -11,7 +11,6 @@ from torch import nn
 import attnlib as al
 from attnlib import checks
 
-
 # ---- merge_heads ----
 
 def merge_right(x: torch.Tensor) -> torch.Tensor:
@@ -116,7 +115,8 @@ def test_attention_accepts_pytorch_sdpa_wrapper(capsys):
         (dict(scale="d_model"), ["multiplied by 0.2500 = 1/√d_model = 1/√16", "expected 1/√d_k = 1/√8 = 0.3536"]),
         (dict(scale="none"), ["1 (no scaling at all)"]),
         (dict(scale="no_sqrt"), ["1/d_k = 1/8 (no square root)"]),
-        (dict(scale="three"), ["multiplied by 0.3333 = 1/√9;", "expected 1/√d_k = 1/√8 = 0.3536"]),  # a scale it cannot name
+        # a scale it cannot name
+        (dict(scale="three"), ["multiplied by 0.3333 = 1/√9;", "expected 1/√d_k = 1/√8 = 0.3536"]),
         (dict(dim=-2), ["rows don't sum to 1 along keys: you normalised over dim=-2", "softmax(scores, dim=-1)"]),
         (dict(dim=1), ["you normalised over dim=1 (the heads)"]),
         (dict(inverted=True), ["with a mask", "the mask is inverted", "True/1 means 'may attend'"]),

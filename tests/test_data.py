@@ -12,7 +12,6 @@ import torch
 import attnlib as al
 from attnlib import checks, data
 
-
 # ---- 01: the animal/street sentence ----
 
 def _it_row(last_word: str, sharpness: float = 3.0) -> torch.Tensor:
@@ -114,7 +113,8 @@ def test_float64_draws_do_not_depend_on_the_cpu_kernels():
         env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
         if capability:
             env["ATEN_CPU_CAPABILITY"] = capability
-        outs.add(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout)
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+        outs.add(run.stdout)
     assert len(outs) == 1, outs
 
 

@@ -97,7 +97,8 @@ def test_parameter_count_does_not_depend_on_heads():
     for d_model in (8, 32, 64):
         counts = {h: sum(p.numel() for p in MultiHeadAttention(d_model, h).parameters()) for h in (1, 2, 4, 8)}
         assert set(counts.values()) == {4 * (d_model * d_model + d_model)}
-        tiny = {h: sum(p.numel() for p in TinyAttentionModel(64, 16, d_model, h, 64).parameters()) for h in (1, 2, 4, 8)}
+        tiny = {h: sum(p.numel() for p in TinyAttentionModel(64, 16, d_model, h, 64).parameters())
+                for h in (1, 2, 4, 8)}
         assert len(set(tiny.values())) == 1
 
 
@@ -116,7 +117,8 @@ def test_concat_times_W_o_is_the_sum_of_per_head_projections(heads):
         summed = sum(per_head[:, i] @ W_O[i * d_k:(i + 1) * d_k] for i in range(heads)) + mha.W_o.bias
         # head i's queries come from its own d_k columns of the big projection
         for i in range(heads):
-            assert torch.allclose(Q[:, i], x @ mha.W_q.weight[i * d_k:(i + 1) * d_k].T + mha.W_q.bias[i * d_k:(i + 1) * d_k], atol=1e-5)
+            rows = slice(i * d_k, (i + 1) * d_k)  # head i's rows of W_q
+            assert torch.allclose(Q[:, i], x @ mha.W_q.weight[rows].T + mha.W_q.bias[rows], atol=1e-5)
     assert torch.allclose(concat @ W_O + mha.W_o.bias, out, atol=1e-5)
     assert torch.allclose(summed, out, atol=1e-5)
     assert torch.equal(w, weights)

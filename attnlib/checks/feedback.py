@@ -28,17 +28,35 @@ def call(fn: Callable[..., Any], *args: Any, what: str = "a function") -> tuple[
 def tensor_problem(got: Any, expected: torch.Tensor, atol: float) -> Optional[str]:
     """Describe how `got` differs from `expected` (type, shape, NaN, largest error and where), or None."""
     if got is None:
-        return f"your function returned None; expected a tensor of shape {tuple(expected.shape)} (did you forget `return`?)"
+        return (f"your function returned None; expected a tensor of shape {tuple(expected.shape)} "
+                "(did you forget `return`?)")
     if not isinstance(got, torch.Tensor):
         return f"expected a torch.Tensor of shape {tuple(expected.shape)}, got {type(got).__name__}"
     if tuple(got.shape) != tuple(expected.shape):
         return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
     g = got.detach().to(torch.float64)
     if not bool(torch.isfinite(g).all()):
-        return "your result contains NaN or inf (a large score overflowed exp: subtract the row max first, or use torch.softmax)"
+        return ("your result contains NaN or inf (a large score overflowed exp: subtract the row max first, "
+                "or use torch.softmax)")
     err = (g - expected.detach().to(torch.float64)).abs()  # same shape as expected
     if float(err.max()) > atol:
         where = tuple(int(i) for i in torch.nonzero(err == err.max())[0].tolist())
         return (f"largest difference {float(err.max()):.4g} at index {where}: expected "
                 f"{float(expected.double()[where]):.4f}, got {float(g[where]):.4f}")
     return None
+
+
+def compare(got: Any, expected: torch.Tensor, atol: float) -> tuple[Optional[str], Optional[torch.Tensor]]:
+    """Compare a learner's result with the reference, for a checker that names the likely mistake.
+
+    Args:
+        got: what the learner's function returned. expected: the reference tensor. atol: the tolerance.
+
+    Returns:
+        (how `got` differs, or None; `got` detached in `expected`'s dtype when it has the right shape but
+        wrong values, for a hint to test candidate mistakes against, else None).
+    """
+    problem = tensor_problem(got, expected, atol)
+    if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
+        return problem, got.detach().to(expected.dtype)
+    return problem, None

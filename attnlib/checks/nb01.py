@@ -1,4 +1,4 @@
-"""Checkers for notebook 01 (introduction). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
+"""Checkers for notebook 01 (introduction): each prints one line of feedback, returns a bool."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ from typing import Any, Callable
 import torch
 
 from .. import data
-from .feedback import call, say, tensor_problem
+from .feedback import call, compare, say
 
 
 def check_weighted_sum(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
@@ -27,9 +27,8 @@ def check_weighted_sum(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor])
         got, error = call(fn, weights.clone(), values.clone())
         if error:
             return say(False, f"with weights {tuple(weights.shape)} and values {tuple(values.shape)}, {error}")
-        problem = tensor_problem(got, expected, atol=1e-6)
-        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-            g = got.detach().double()
+        problem, g = compare(got, expected, atol=1e-6)
+        if g is not None:
             if torch.allclose(g, values.mean(0).expand_as(expected), atol=1e-6):
                 problem = "you returned the plain average of the values: each value must be multiplied by its weight"
             elif torch.allclose(g, values.sum(0).expand_as(expected), atol=1e-6):
@@ -53,7 +52,8 @@ def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
     gen = torch.Generator().manual_seed(2)
     cases = [
         ("the 'wide' sentence", x_sent.double(), proj["W_q"].double(), proj["W_k"].double(), 3.0),
-        ("a random input", *(torch.randn(*s, generator=gen, dtype=torch.float64) for s in ((5, 4), (4, 3), (4, 3))), 0.5),
+        ("a random input", *(torch.randn(*s, generator=gen, dtype=torch.float64) for s in ((5, 4), (4, 3), (4, 3))),
+         0.5),
     ]
     for label, x, w_q, w_k, sharpness in cases:
         scores = sharpness * (x @ w_q) @ (x @ w_k).T  # [N, N]
@@ -61,9 +61,8 @@ def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
         got, error = call(fn, x.clone(), w_q.clone(), w_k.clone(), sharpness)
         if error:
             return say(False, f"on {label}, {error}")
-        problem = tensor_problem(got, expected, atol=1e-6)
-        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-            g = got.detach().double()
+        problem, g = compare(got, expected, atol=1e-6)
+        if g is not None:
             if torch.allclose(g, torch.softmax(scores, dim=0), atol=1e-6):
                 problem = "your softmax runs down the columns (dim=0): each ROW (one query) must sum to 1, use dim=-1"
             elif torch.allclose(g, expected.T, atol=1e-6) or torch.allclose(g, torch.softmax(scores.T, -1), atol=1e-6):

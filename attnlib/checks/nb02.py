@@ -1,4 +1,4 @@
-"""Checkers for notebook 02 (Q, K, V). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
+"""Checkers for notebook 02 (Q, K, V): each prints one line of feedback, returns a bool."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ from typing import Any, Callable
 import torch
 
 from .. import data
-from .feedback import call, say, tensor_problem
+from .feedback import call, compare, say
 
 
 def check_score_matrix(fn: Callable[..., torch.Tensor]) -> bool:
@@ -28,9 +28,8 @@ def check_score_matrix(fn: Callable[..., torch.Tensor]) -> bool:
         label = f"d_model={d_model}, d_k={d_k}"
         if error:
             return say(False, f"with {label}, {error}")
-        problem = tensor_problem(got, expected, atol=1e-6)
-        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-            g = got.detach().double()
+        problem, g = compare(got, expected, atol=1e-6)
+        if g is not None:
             if torch.allclose(g, expected.T, atol=1e-6):
                 problem = "you returned Sᵀ = K Qᵀ: row i must be query i, so S = Q Kᵀ (and S ≠ Sᵀ in general!)"
             elif torch.allclose(g, expected / math.sqrt(d_k), atol=1e-6):
@@ -62,7 +61,8 @@ def check_symmetric_pair(W_q: Any, W_k: Any) -> bool:
             return say(False, f"{name} contains NaN or inf")
     w_q, w_k = W_q.detach().double(), W_k.detach().double()
     if float(w_k.abs().max()) < 1e-6 or float(w_q.abs().max()) < 1e-6:
-        return say(False, "a zero matrix gives all-zero scores: symmetric, but no attention at all. Use nonzero matrices.")
+        return say(False, "a zero matrix gives all-zero scores: symmetric, but no attention at all. Use nonzero "
+                          "matrices.")
     c = float((w_q * w_k).sum() / (w_q * w_q).sum())  # the best c in W_k ≈ c·W_q
     if float((w_k - c * w_q).norm()) <= 1e-6 * float(w_k.norm()):
         if abs(c - 1) <= 1e-6:
@@ -77,9 +77,10 @@ def check_symmetric_pair(W_q: Any, W_k: Any) -> bool:
     s_skew = float((s - s.T).norm() / s.norm().clamp_min(1e-12))
     if skew > 1e-6:
         return say(False, f"M = W_q W_kᵀ is not symmetric (‖M − Mᵀ‖ / ‖M‖ = {skew:.3g}), so the scores of a "
-                               f"test sentence are not either (‖S − Sᵀ‖ / ‖S‖ = {s_skew:.3g}). Hint: try W_k = W_q @ A.")
-    return say(True, "W_k is not a multiple of W_q, yet M = W_q W_kᵀ is symmetric, so S = X M Xᵀ is symmetric for every X "
-                           "(test sentence: ‖S − Sᵀ‖ / ‖S‖ < 1e-6).")
+                          f"test sentence are not either (‖S − Sᵀ‖ / ‖S‖ = {s_skew:.3g}). "
+                          "Hint: try W_k = W_q @ A.")
+    return say(True, "W_k is not a multiple of W_q, yet M = W_q W_kᵀ is symmetric, so S = X M Xᵀ is symmetric "
+                     "for every X (test sentence: ‖S − Sᵀ‖ / ‖S‖ < 1e-6).")
 
 
 def check_invisible_direction(x: Any, W_q: torch.Tensor) -> bool:
@@ -110,4 +111,4 @@ def check_invisible_direction(x: Any, W_q: torch.Tensor) -> bool:
                                "Hint: you need x orthogonal to every column of W_q; the last rows of Uᵀ from "
                                "torch.linalg.svd(W_q) are.")
     return say(True, "x @ W_q = 0 (relative size < 1e-5): the queries cannot tell X from X + x. "
-                           f"These invisible directions form a {d_model - int(torch.linalg.matrix_rank(wd))}-dim subspace.")
+                     f"These invisible directions form a {d_model - int(torch.linalg.matrix_rank(wd))}-dim subspace.")

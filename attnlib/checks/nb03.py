@@ -1,4 +1,4 @@
-"""Checkers for notebook 03 (the core formula). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
+"""Checkers for notebook 03 (the core formula): each prints one line of feedback, returns a bool."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ from typing import Callable
 import torch
 
 from ..rounding import rounded
-from .feedback import call, say, tensor_problem
+from .feedback import call, compare, say
 
 
 def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
@@ -31,14 +31,14 @@ def check_scaled_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
         if batched and (error or (isinstance(got, torch.Tensor) and got.shape != expected.shape)):
             # it passed the 2-D case: the usual cause is a transpose of every dimension
             return say(False, f"it works on 2-D input but not on batched Q {q_shape} and K {k_shape} "
-                              f"({error or f'got shape {tuple(got.shape)}'}). If you wrote `K.T` or `K.t()`: on a batched "
-                              "tensor `K.T` reverses all dimensions ([2, 3, 6, 64] → [64, 6, 3, 2]) and `K.t()` "
-                              "refuses more than 2; `K.transpose(-2, -1)` swaps only the last two.")
+                              f"({error or f'got shape {tuple(got.shape)}'}). If you wrote `K.T` or `K.t()`: on a "
+                              "batched tensor `K.T` reverses all dimensions ([2, 3, 6, 64] → [64, 6, 3, 2]) and "
+                              "`K.t()` refuses more than 2; `K.transpose(-2, -1)` swaps only the last two.")
         if error:
             return say(False, f"with Q {q_shape} and K {k_shape}, {error}")
-        problem = tensor_problem(got, expected, atol=1e-4)
-        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-            ratio = float((got.double().flatten() @ expected.double().flatten()) / (expected.double().norm() ** 2))
+        problem, g = compare(got, expected, atol=1e-4)
+        if g is not None:
+            ratio = float((g.double().flatten() @ expected.double().flatten()) / (expected.double().norm() ** 2))
             for factor, hint in ((math.sqrt(d_k), "did you forget to divide by √d_k?"),
                                  (1 / math.sqrt(d_k), "did you divide by d_k instead of √d_k?")):
                 if abs(ratio - factor) < 1e-3 * factor:
@@ -76,7 +76,8 @@ def check_score_variance(fn: Callable[[int, float, float], float]) -> bool:
                     hint = " The component variances matter too: each term q_i k_i has variance var_q · var_k."
                 elif math.isclose(value, math.sqrt(d_k) * var_q * var_k, rel_tol=1e-6):
                     hint = " Variances of independent terms add up: a sum of d_k terms has d_k times the variance."
-                return say(False, f"score_variance({d_k}, {var_q}, {var_k}) returned {value:.4g}, expected {expected:.4g}.{hint}")
+                return say(False, f"score_variance({d_k}, {var_q}, {var_k}) returned {value:.4g}, expected "
+                                  f"{expected:.4g}.{hint}")
     return say(True, "Var(q·k) = d_k · Var(q_i) · Var(k_i) for independent zero-mean components.")
 
 
@@ -100,9 +101,8 @@ def check_softmax_jacobian(fn: Callable[[torch.Tensor], torch.Tensor]) -> bool:
         got, error = call(fn, s.clone())
         if error:
             return say(False, f"for s = {rounded(s).tolist()}, {error}")
-        problem = tensor_problem(got, expected, atol=1e-6)
-        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-            g = got.detach().double()
+        problem, g = compare(got, expected, atol=1e-6)
+        if g is not None:
             if torch.allclose(g, -expected, atol=1e-6):
                 problem = ("your matrix has the opposite sign: you computed s sᵀ − diag(s). The Jacobian is "
                            "diag(s) − s sᵀ, whose diagonal s_i(1 − s_i) is ≥ 0 (raising a score raises its own weight)")

@@ -1,4 +1,4 @@
-"""Checkers for notebook 04 (memory retrieval). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
+"""Checkers for notebook 04 (memory retrieval): each prints one line of feedback, returns a bool."""
 from __future__ import annotations
 
 from typing import Callable, Optional
@@ -73,7 +73,8 @@ def check_causal_mask(fn: Callable[[int], torch.Tensor]) -> bool:
         if error:
             return say(False, f"causal_mask({n}): {error}")
         if not isinstance(got, torch.Tensor):
-            return say(False, f"causal_mask({n}) returned {type(got).__name__}; expected a bool tensor of shape ({n}, {n})")
+            return say(False, f"causal_mask({n}) returned {type(got).__name__}; expected a bool tensor of shape "
+                              f"({n}, {n})")
         if tuple(got.shape) != (n, n):
             return say(False, f"causal_mask({n}) has shape {tuple(got.shape)}; expected ({n}, {n})")
         if got.dtype != torch.bool and not bool(((got == 0) | (got == 1)).all()):
@@ -88,11 +89,13 @@ def check_causal_mask(fn: Callable[[int], torch.Tensor]) -> bool:
             return say(False, f"causal_mask({n}) marks the cells to hide: here True means 'may attend' "
                               "(the opposite of PyTorch's boolean attn_mask), so the diagonal and below are True")
         if torch.equal(g, expected.T):
-            return say(False, f"causal_mask({n}) is transposed: row i is query i and must be True for keys 0..i (lower triangle)")
+            return say(False, f"causal_mask({n}) is transposed: row i is query i and must be True for keys 0..i "
+                              f"(lower triangle)")
         if torch.equal(g, expected.tril(-1)):
             return say(False, f"causal_mask({n}) leaves out the diagonal: a token may attend to itself")
         row = int(torch.nonzero((g != expected).any(dim=1))[0])
-        return say(False, f"causal_mask({n}): row {row} (query {row}) is {g[row].int().tolist()}, expected {expected[row].int().tolist()}")
+        return say(False, f"causal_mask({n}): row {row} (query {row}) is {g[row].int().tolist()}, expected "
+                          f"{expected[row].int().tolist()}")
     return say(True, "query i may attend to keys 0..i and never to the future.")
 
 
@@ -113,7 +116,8 @@ def check_cnn_layers_needed(fn: Callable[[int, int], int]) -> bool:
             if error:
                 return say(False, f"cnn_layers_needed({distance}, {kernel_size}): {error}")
             if isinstance(got, bool) or not isinstance(got, (int, float)) or float(got) != int(float(got)):
-                return say(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got!r}; expected a whole number of layers")
+                return say(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got!r}; expected a whole "
+                                  f"number of layers")
             if int(got) != expected:
                 hint = ""
                 if int(got) == -(-distance // (kernel_size - 1)):
@@ -122,10 +126,12 @@ def check_cnn_layers_needed(fn: Callable[[int, int], int]) -> bool:
                 elif int(got) == distance // half:
                     hint = " Round up: a partial step still needs a whole layer."
                 elif int(got) == -(-distance // kernel_size):
-                    hint = " A kernel of k covers the position itself and (k − 1)/2 to each side: divide by (k − 1)/2, not k."
+                    hint = (" A kernel of k covers the position itself and (k − 1)/2 to each side: "
+                            "divide by (k − 1)/2, not k.")
                 elif int(got) == distance:
                     hint = " Your answer does not change with kernel_size: a wider kernel reaches further per layer."
                 elif int(got) == expected + 1:
                     hint = " One layer too many: distance 0 needs no layer, and each layer adds (k − 1)/2."
-                return say(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got}, expected {expected}.{hint}")
+                return say(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got}, expected "
+                                  f"{expected}.{hint}")
     return say(True, "a stack of L layers with kernel k reaches L·(k − 1)/2 positions to each side.")

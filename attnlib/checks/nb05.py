@@ -1,4 +1,4 @@
-"""Checkers for notebook 05 (multi-head attention). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
+"""Checkers for notebook 05 (multi-head attention): each prints one line of feedback, returns a bool."""
 from __future__ import annotations
 
 from typing import Callable
@@ -7,7 +7,7 @@ import torch
 
 from ..modules import MultiHeadAttention
 from ..tiny import relation_mass
-from .feedback import call, say, tensor_problem
+from .feedback import call, compare, say
 
 
 def check_param_count(fn: Callable[[int, int], int]) -> bool:
@@ -38,7 +38,8 @@ def check_param_count(fn: Callable[[int, int], int]) -> bool:
                         " heads, is missing, and each of the four nn.Linear layers also has a bias of d_model numbers.")
             elif isinstance(got, (int, float)) and heads > 1 and got in (4 * (d_model * d_model // heads + d_model),
                                                                          4 * heads * (d_model * d_model + d_model)):
-                hint = " The count must not change with num_heads: the h heads share one d_model × d_model matrix per projection."
+                hint = (" The count must not change with num_heads: the h heads share one d_model × d_model "
+                        "matrix per projection.")
             return say(False, f"param_count({d_model}, {heads}) returned {got!r}, expected {expected}.{hint}")
     return say(True, "4·(d_model² + d_model) parameters, whatever num_heads is.")
 
@@ -75,9 +76,8 @@ def check_head_contribution(fn: Callable[..., torch.Tensor]) -> bool:
             hint = (f" (head_i is [B, N, d_k={d_k}]: multiply it by the d_k rows of W^O that belong to head {i})"
                     if "shape" in error else "")
             return say(False, f"for head {i} (d_k = {d_k}, d_model = {d_model}): {error}{hint}")
-        problem = tensor_problem(got, expected, atol=1e-5)
-        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-            g = got.detach()
+        problem, g = compare(got, expected, atol=1e-5)
+        if g is not None:
             if torch.allclose(g, head_i @ W[i * d_k:(i + 1) * d_k, :], atol=1e-5):
                 problem = ("you took ROWS of W_o.weight; nn.Linear stores [out, in], so the rows of W^O are the "
                            "COLUMNS of W_o.weight: use W_o_weight[:, i*d_k:(i+1)*d_k].T")
@@ -92,7 +92,8 @@ def check_head_contribution(fn: Callable[..., torch.Tensor]) -> bool:
         total = total + got.detach()
     if not torch.allclose(total, out, atol=1e-5):
         return say(False, "each head looked right but their sum plus the bias differs from the module's output")
-    return say(True, "Σ_i head_i · W_O[rows of head i] + bias equals the module's output: heads are added, not placed side by side.")
+    return say(True, "Σ_i head_i · W_O[rows of head i] + bias equals the module's output: heads are added, not "
+                     "placed side by side.")
 
 
 def check_relation_mass(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
@@ -112,9 +113,9 @@ def check_relation_mass(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
         got, error = call(fn, weights.clone(), targets.clone())
         if error:
             return say(False, f"with weights {tuple(weights.shape)} and targets {tuple(targets.shape)}: {error}")
-        problem = tensor_problem(got, expected, atol=1e-5)
-        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-            if torch.allclose(got.detach(), expected * n_q * batch, atol=1e-4):
+        problem, g = compare(got, expected, atol=1e-5)
+        if g is not None:
+            if torch.allclose(g, expected * n_q * batch, atol=1e-4):
                 problem = "you summed over batch and queries; take the mean so that 1 means 'always on the target'"
         elif problem and isinstance(got, torch.Tensor) and got.numel() == 1:
             problem += " (one number for all heads: average over batch and queries only, keep the heads axis)"

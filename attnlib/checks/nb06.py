@@ -1,9 +1,9 @@
-"""Checkers for notebook 06 (PyTorch from scratch). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
+"""Checkers for notebook 06 (PyTorch from scratch): each prints one line of feedback, returns a bool."""
 from __future__ import annotations
 
 import copy
 import math
-from typing import Callable, Optional, Union
+from typing import Callable, Optional, Sequence, Union
 
 import torch
 from torch import nn
@@ -12,7 +12,6 @@ from ..core import scaled_dot_product_attention
 from ..modules import MultiHeadAttention
 from ..rounding import rounded
 from .feedback import call, say
-
 
 TOL = 1e-5  # float32 tolerance for every comparison below
 
@@ -23,7 +22,8 @@ def _call_module(fn: Callable, *args: object) -> tuple[object, Optional[str]]:
     if problem and "view size is not compatible" in problem:
         problem += " (view needs contiguous memory: call .contiguous() after transpose, or use .reshape)"
     elif problem and "invalid for input of size" in problem:
-        problem += " (read the sizes from the tensor's .shape, not from notebook variables: the checker uses its own sizes)"
+        problem += (" (read the sizes from the tensor's .shape, not from notebook variables: the checker uses "
+                    "its own sizes)")
     return result, problem
 
 
@@ -93,7 +93,7 @@ def _weights_problem(
     raw = Q.double() @ K.double().transpose(-2, -1)  # [B, h, N_q, N_k] unscaled scores
     allowed = torch.ones_like(raw, dtype=torch.bool) if mask is None else mask.expand_as(raw)
     if mask is not None:
-        inverted = scaled_dot_product_attention(Q.double(), K.double(), K.double(), ~allowed)[1]  # the opposite convention
+        inverted = scaled_dot_product_attention(Q.double(), K.double(), K.double(), ~allowed)[1]  # opposite convention
         rows = (~allowed).any(-1, keepdim=True) & torch.isfinite(w).all(-1, keepdim=True)  # [B, h, N_q, 1]
         diff = torch.where(rows.expand_as(w), (w - inverted).abs(), torch.zeros_like(w))
         if bool(rows.any()) and float(diff.nan_to_num(1.0).max()) <= TOL:
@@ -101,7 +101,8 @@ def _weights_problem(
                     "True/1 means 'may attend', so fill the scores where mask == 0 (PyTorch's nn.MultiheadAttention "
                     "attn_mask uses the opposite convention, True = blocked)")
     if not bool(torch.isfinite(w).all()):
-        return "the weights contain NaN or inf (a row whose scores are all −inf gives NaN: fill masked scores with −1e9)"
+        return ("the weights contain NaN or inf (a row whose scores are all −inf gives NaN: fill masked scores "
+                "with −1e9)")
     if float((w - expected).abs().max()) <= TOL:
         return None
     row_sums = w.sum(-1)  # [B, h, N_q]
@@ -165,6 +166,41 @@ def _max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a.detach().double() - b.detach().double()).abs().max())
 
 
+def _gradient_problem(
+    fn: Callable, inputs: tuple[torch.Tensor, ...], mask: torch.Tensor, names: Sequence[str],
+    reference: Optional[Callable] = None,
+) -> Optional[str]:
+    """Say how the gradients of fn(*inputs, mask)[0].sum() differ from the reference's, or None if they match.
+
+    Args:
+        fn: the learner's attention function or module. inputs: its tensor inputs. mask: the bool mask.
+        names: one name per input, for the message. reference: the reference module, or None for
+            attnlib's scaled_dot_product_attention (in float64).
+
+    Returns:
+        a one-line description of the first problem, or None.
+    """
+    leaves = [t.clone().requires_grad_() for t in inputs]
+    result, error = _call_module(fn, *leaves, mask.clone())
+    if error:
+        return f"with inputs that require gradients, {error}"
+    if not result[0].requires_grad:
+        where = "inside" if reference is None else "inside forward"
+        return f"the output carries no gradient: avoid .detach(), .data, .numpy() and torch.no_grad() {where}"
+    grads = torch.autograd.grad(result[0].sum(), leaves, allow_unused=True)
+    refs = [t.clone().requires_grad_() for t in inputs]
+    if reference is None:
+        ref_out = scaled_dot_product_attention(*(t.double() for t in refs), mask)[0]  # [B, h, N_q, d_k]
+    else:
+        ref_out = reference(*refs, mask)[0]  # [B, N_q, d_model]
+    ref_grads = torch.autograd.grad(ref_out.sum(), refs)
+    for name, g, r in zip(names, grads, ref_grads):
+        if g is None or _max_diff(g, r) > TOL:
+            hint = ": avoid in-place changes to tensors autograd needs" if reference is None else ""
+            return f"the forward pass matches but the gradient with respect to {name} does not{hint}"
+    return None
+
+
 def check_merge_heads(merge_heads: Callable[[torch.Tensor], torch.Tensor]) -> bool:
     """Check a learner's merge_heads: [batch, heads, seq, d_k] -> [batch, seq, heads · d_k] (Concat of the heads).
 
@@ -209,7 +245,8 @@ def check_merge_heads(merge_heads: Callable[[torch.Tensor], torch.Tensor]) -> bo
     if torch.equal(g, tags.reshape(B, N, H * D)):
         message = ("the heads are mixed across tokens. " + message +
                    "\n    view() reads memory in order, and [batch, heads, seq, d_k] stores each head's whole sequence"
-                   "\n    together: transpose(1, 2) first (→ [batch, seq, heads, d_k]), then .contiguous().view(batch, seq, d_model)")
+                   "\n    together: transpose(1, 2) first (→ [batch, seq, heads, d_k]), then "
+                   ".contiguous().view(batch, seq, d_model)")
     return say(False, message)
 
 
@@ -241,24 +278,13 @@ def check_attention(attention: Callable[..., tuple[torch.Tensor, torch.Tensor]])
         ref_out = scaled_dot_product_attention(Q.double(), K.double(), V.double(), m)[0]  # [B, h, N_q, d_k]
         if _max_diff(out, ref_out) > TOL:
             if _max_diff(out, weights.detach().double() @ K.double()) <= TOL:
-                return say(False, f"{case}: the weights are right but the output is weights @ K; it must be weights @ V")
+                return say(False, f"{case}: the weights are right but the output is weights @ K; it must be "
+                                  "weights @ V")
             return say(False, f"{case}: the weights are right but the output is not weights @ V "
                                   f"(largest difference {_max_diff(out, ref_out):.4g})")
-    # gradients reach Q, K and V like the reference's
-    leaves = [t.clone().requires_grad_() for t in (Q, K, V)]
-    result, error = _call_module(attention, *leaves, mask.clone())
-    if error:
-        return say(False, f"with inputs that require gradients, {error}")
-    out = result[0]
-    if not out.requires_grad:
-        return say(False, "the output carries no gradient: avoid .detach(), .data, .numpy() and torch.no_grad() inside")
-    grads = torch.autograd.grad(out.sum(), leaves, allow_unused=True)
-    refs = [t.clone().double().requires_grad_() for t in (Q, K, V)]
-    ref_grads = torch.autograd.grad(scaled_dot_product_attention(*refs, mask)[0].sum(), refs)
-    for name, g, r in zip("QKV", grads, ref_grads):
-        if g is None or _max_diff(g, r) > TOL:
-            return say(False, f"the forward pass matches but the gradient with respect to {name} does not: "
-                                  "avoid in-place changes to tensors autograd needs")
+    problem = _gradient_problem(attention, (Q, K, V), mask, "QKV")  # gradients reach Q, K and V like the reference's
+    if problem:
+        return say(False, problem)
     # a fully masked row: not an error either way, but worth knowing
     full = mask.clone()
     full[0, 0, 0] = False  # query 0 of batch 0 may see nothing
@@ -347,18 +373,8 @@ def check_multi_head_attention(module: Union[nn.Module, type]) -> bool:
                 return say(False, f"{case}: weights match, but the output skips the final projection W_o")
             return say(False, f"{case}: weights match but the output differs from the reference by up to "
                                   f"{_max_diff(out, ref_out):.4g}")
-    leaves = [t.clone().requires_grad_() for t in (x_q, x_kv, x_kv)]
-    result, error = _call_module(learner, *leaves, mask.clone())
-    if error:
-        return say(False, f"with inputs that require gradients, {error}")
-    out = result[0]
-    if not out.requires_grad:
-        return say(False, "the output carries no gradient: avoid .detach(), .data and torch.no_grad() inside forward")
-    grads = torch.autograd.grad(out.sum(), leaves, allow_unused=True)
-    refs = [t.clone().requires_grad_() for t in (x_q, x_kv, x_kv)]
-    ref_grads = torch.autograd.grad(ref(*refs, mask)[0].sum(), refs)
-    for name, g, r in zip(("query", "key", "value"), grads, ref_grads):
-        if g is None or _max_diff(g, r) > TOL:
-            return say(False, f"the forward pass matches but the gradient with respect to {name} does not")
+    problem = _gradient_problem(learner, (x_q, x_kv, x_kv), mask, ("query", "key", "value"), ref)
+    if problem:
+        return say(False, problem)
     return say(True, f"same state_dict as al.MultiHeadAttention({d_model}, {heads}); outputs, weights "
                          f"[B, {heads}, N_q, N_k] and gradients match, with and without a mask.")

@@ -1,4 +1,4 @@
-"""Checkers for notebook 07 (summary and beyond). Each prints one line ("✓ Correct: …" or what is wrong) and returns True/False."""
+"""Checkers for notebook 07 (summary and beyond): each prints one line of feedback, returns a bool."""
 from __future__ import annotations
 
 from typing import Callable
@@ -6,7 +6,7 @@ from typing import Callable
 import torch
 
 from ..rounding import rounded
-from .feedback import call, say, tensor_problem
+from .feedback import call, compare, say
 
 
 def check_softmax_by_chunks(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> bool:
@@ -34,12 +34,11 @@ def check_softmax_by_chunks(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> 
         got, error = call(fn, scores.clone(), chunk)
         if error:
             return say(False, f"on {label}, {error}")
-        problem = tensor_problem(got, expected, atol=1e-9)
-        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-            g = got.detach().double()
+        problem, g = compare(got, expected, atol=1e-9)
+        if g is not None:
             if abs(float(g.sum()) - 1.0) > 1e-6 and bool(torch.isfinite(g).all()):
-                problem += (f"; your weights sum to {rounded(float(g.sum())):.4f}, not 1: when a chunk raises the maximum "
-                            "m, the running sum ℓ must be rescaled by exp(m_old − m_new) before adding")
+                problem += (f"; your weights sum to {rounded(float(g.sum())):.4f}, not 1: when a chunk raises the "
+                            "maximum m, the running sum ℓ must be rescaled by exp(m_old − m_new) before adding")
         if problem:
             return say(False, f"on {label}: {problem}")
     return say(True, "one pass keeps only (m, ℓ); rescaling ℓ by exp(m_old − m_new) when the maximum grows "
@@ -68,7 +67,8 @@ def check_window_pairs(fn: Callable[[int, int], int]) -> bool:
         if isinstance(got, float) and got.is_integer():
             got = int(got)
         if isinstance(got, bool) or not isinstance(got, int):
-            return say(False, f"window_pairs({n}, {w}) returned {got!r} ({type(got).__name__}); expected the integer {expected}")
+            return say(False, f"window_pairs({n}, {w}) returned {got!r} ({type(got).__name__}); expected the integer "
+                              f"{expected}")
         if got != expected:
             hint = ""
             if got == n * (2 * w + 1):
@@ -135,9 +135,8 @@ def check_causal_linear_attention(fn: Callable[..., torch.Tensor]) -> bool:
         got, error = call(fn, q.clone(), k.clone(), v.clone(), eps)
         if error:
             return say(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}, {error}")
-        problem = tensor_problem(got, expected, atol=1e-9)
-        if problem and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-            g = got.detach().double()
+        problem, g = compare(got, expected, atol=1e-9)
+        if g is not None:
             hint = _denominator_hint(g, parts, eps)
             if torch.allclose(g, linear_attention(q, k, v, eps=eps)[0], atol=1e-9):
                 problem = ("this is the non-causal version: every row used all keys. Row i may use keys 0..i "
