@@ -32,7 +32,12 @@ lab: $(STAMP)
 # non-vectorised kernels, one thread, other MKL/oneDNN/OpenBLAS kernels). OTHER_CPU=0 skips that run.
 OTHER_CPU ?= 1
 
+# ruff runs first: a lint error fails in seconds, before the notebooks run.
+LINT_PATHS := attnlib scripts tests notebooks
+
 test: $(STAMP)
+	@echo "== ruff check $(LINT_PATHS) (configured in pyproject.toml) =="
+	@$(BIN)/ruff check $(LINT_PATHS) || { echo "ruff found the problems above: fix them (many with '$(BIN)/ruff check --fix'), then run make test again"; exit 1; }
 	@status=0; \
 	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS) || status=$$?; \
 	if [ "$(OTHER_CPU)" != 0 ]; then \
