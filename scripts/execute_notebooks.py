@@ -9,19 +9,16 @@ import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
+from nbrun import course_notebooks, run_notebook
 
-ROOT = Path(__file__).resolve().parents[1]
 LIMIT_BYTES = 1_000_000
 
 
 def execute(path: Path) -> None:
-    """Run one notebook from a fresh kernel with its folder as working directory, and save it."""
-    nb = nbformat.read(path, as_version=4)
+    """Run one notebook (scripts/nbrun.py) and save it where it was; print its time and size."""
     start = time.perf_counter()
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    nb = run_notebook(path)
     seconds = time.perf_counter() - start
-    nb.metadata.pop("widgets", None)  # saved widget state embeds plotly.js (~5 MB per figure)
     nbformat.write(nb, path)
     size = path.stat().st_size
     flag = "" if size <= LIMIT_BYTES else "  <-- over the 1 MB limit"
@@ -29,6 +26,6 @@ def execute(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    paths = [Path(p) for p in sys.argv[1:]] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    paths = [Path(p) for p in sys.argv[1:]] or course_notebooks()
     for p in paths:
         execute(p.resolve())
