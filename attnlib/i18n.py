@@ -1,0 +1,49 @@
+"""One small message layer: attnlib's user-facing text as English templates, translated per language."""
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+LANGUAGES = ("en", "zh")  # English is the source; every other language has a catalog in attnlib/locale/
+_current = ["en"]  # the language chosen by set_language (a list, so no `global` is needed)
+_catalogs: dict[str, dict[str, str]] = {}
+
+
+def set_language(language: str) -> None:
+    """Choose the language of every message attnlib prints or draws from now on.
+
+    Args:
+        language: one of LANGUAGES ("en" or "zh").
+    """
+    if language not in LANGUAGES:
+        raise ValueError(f"language must be one of {list(LANGUAGES)}, got {language!r}")
+    _current[0] = language
+
+
+def get_language() -> str:
+    """The language chosen by set_language ("en" until then)."""
+    return _current[0]
+
+
+def catalog(language: str) -> dict[str, str]:
+    """{English template: translation} for `language`, read once from attnlib/locale/<language>.json."""
+    if language not in _catalogs:
+        path = resources.files("attnlib") / "locale" / f"{language}.json"
+        _catalogs[language] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return _catalogs[language]
+
+
+def t(template: str, **values: Any) -> str:
+    """`template` in the current language (English when no translation exists), filled with `values`.
+
+    Args:
+        template: the English text, with named placeholders such as "{d_k}" or "{weight:.3f}".
+        values: the placeholders' values.
+
+    Returns:
+        the translated template, formatted.
+    """
+    language = get_language()
+    text = template if language == "en" else catalog(language).get(template, template)
+    return text.format(**values) if values else text
