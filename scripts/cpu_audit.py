@@ -23,7 +23,6 @@ Executed copies and audit records land in --out (default: a temporary folder); -
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pickle
 import re
@@ -36,24 +35,20 @@ from pathlib import Path
 
 import nbformat
 import numpy as np
-from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu_variants import VARIANTS, Variant, kernel_env  # noqa: E402
+from nbcompare import checked, output_differences  # noqa: E402
+from nbrun import ROOT, every_notebook, run_notebook  # noqa: E402
 
 from attnlib.rounding import AUDIT_ENV, rounded  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK_GLOBS = ("notebooks/*.ipynb", "notebooks/zh/*.ipynb")
 DEFAULT_VARIANTS = ("other-cpu", "threads-4")
 # Measured (scripts/cpu_variants.py): elementwise ops, softmax and BLAS at the course's sizes moved by at most
 # ~8 ulps of max(|value|, 1) across the variants; 16 leaves room for CPUs we cannot imitate (ARM, AVX-512).
 ULPS = 16
 SPREAD_FACTOR = 4  # a CPU we cannot imitate may move a value further than the variants we can
 EPS = {"float32": 2.0**-23, "float64": 2.0**-52}
-SKIP_KEYS = ("metadata", "traceback", "prompt_number", "output_type", "name", "execution_count",
-             "application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg")  # as nbval (strict) skips
-IGNORE_MARKERS = ("NBVAL_IGNORE_OUTPUT", "NBVAL_SKIP", "PYTEST_VALIDATE_IGNORE_OUTPUT")
 NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d+(?:[eE][-+]?\d+)?")
 SIGNIFICANT = 8  # 9.7997131 (a float32 printed raw) has 8; al.rounded(x) of x < 1000 at most 7
 EXAMPLES = 5  # fragile values listed per cell
@@ -63,7 +58,7 @@ EXAMPLES = 5  # fragile values listed per cell
 
 
 def execute(path: Path, variant: Variant, out: Path, reuse: bool = False) -> tuple[nbformat.NotebookNode, Path, float]:
-    """Execute a copy of notebook `path` under `variant` with the rounding audit on.
+    """Execute a copy of notebook `path` under `variant` with the rounding audit on (scripts/nbrun.py).
 
     Args:
         path: the notebook. variant: the settings. out: folder for the executed copy and the audit file.
@@ -79,12 +74,9 @@ def execute(path: Path, variant: Variant, out: Path, reuse: bool = False) -> tup
     audit.unlink(missing_ok=True)
     env = kernel_env(variant, out / f"ipython-{variant.name}")
     env[AUDIT_ENV] = str(audit)
-    nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute(env=env)
+    nb = run_notebook(path, env=env, timeout=900, allow_errors=True)
     seconds = time.perf_counter() - start
-    nb.metadata.pop("widgets", None)
     nbformat.write(nb, executed)
     return nb, audit, seconds
 
@@ -100,103 +92,6 @@ def audit_records(audit: Path) -> list[dict]:
                 except EOFError:
                     break
     return records
-
-
-# ---------------------------------------------------------------- (a) outputs against the committed ones
-
-
-def sanitizers() -> list[tuple[re.Pattern, str]]:
-    """The regex/replace pairs of tests/nbval_sanitize.cfg."""
-    pairs, regex = [], None
-    for line in (ROOT / "tests" / "nbval_sanitize.cfg").read_text().splitlines():
-        if line.startswith("regex:"):
-            regex = re.compile(line.split(":", 1)[1].strip())
-        elif line.startswith("replace:") and regex is not None:
-            pairs.append((regex, line.split(":", 1)[1].strip()))
-            regex = None
-    return pairs
-
-
-def comparable(outputs: list, rules: list[tuple[re.Pattern, str]]) -> dict[str, list[str]]:
-    """Outputs as nbval compares them: {key: [value, …]} with streams merged by name, strings sanitized."""
-    merged: dict[str, list[str]] = defaultdict(list)
-    streams: dict[str, str] = {}
-    for o in outputs:
-        if o.get("output_type") == "stream":
-            streams[o["name"]] = streams.get(o["name"], "") + o["text"]
-            continue
-        items = dict(o.get("data", {}))
-        items.update({k: v for k, v in o.items() if k != "data"})
-        for key, value in items.items():
-            if key in SKIP_KEYS:
-                continue
-            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-            if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                text = "".join(value)
-            for regex, replace in rules:
-                text = regex.sub(replace, text)
-            merged[key].append(text)
-    for name, text in streams.items():
-        for regex, replace in rules:
-            text = regex.sub(replace, text)
-        merged[f"stream:{name}"].append(text)
-    return dict(merged)
-
-
-def checked(cell: dict) -> bool:
-    """False for cells nbval does not compare (markdown, NBVAL_IGNORE_OUTPUT, NBVAL_SKIP)."""
-    if cell["cell_type"] != "code":
-        return False
-    comments = [line.strip().lstrip("#").strip() for line in cell["source"].splitlines() if line.strip().startswith("#")]
-    tags = cell.get("metadata", {}).get("tags", [])
-    return not any(m in comments or m.lower().replace("_", "-") in tags for m in IGNORE_MARKERS)
-
-
-def first_difference(ref: dict[str, list[str]], got: dict[str, list[str]]) -> str:
-    """A one-line account of where two comparable outputs differ."""
-    for key in sorted(set(ref) | set(got)):
-        a, b = ref.get(key, []), got.get(key, [])
-        if a == b:
-            continue
-        if len(a) != len(b):
-            return f"{key}: {len(a)} output(s) committed, {len(b)} now"
-        for x, y in zip(a, b):
-            if x != y:
-                if key == "application/vnd.plotly.v1+json":
-                    return f"{key}: {json_difference(json.loads(x), json.loads(y))}"
-                for line_x, line_y in zip(x.splitlines() + [""], y.splitlines() + [""]):
-                    if line_x != line_y:
-                        return f"{key}: committed {line_x.strip()[:90]!r} / now {line_y.strip()[:90]!r}"
-    return "differs"
-
-
-def json_difference(a, b, path: str = "") -> str:
-    """Path and values of the first difference between two JSON values."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b)):
-            if a.get(key) != b.get(key):
-                return json_difference(a.get(key), b.get(key), f"{path}.{key}" if path else key)
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
-            if x != y:
-                return json_difference(x, y, f"{path}[{i}]")
-    return f"{path}: committed {json.dumps(a)[:60]} / now {json.dumps(b)[:60]}"
-
-
-def output_differences(committed: nbformat.NotebookNode, run: nbformat.NotebookNode) -> dict[int, str]:
-    """{cell index: what differs} for the compared cells of a run against the committed notebook."""
-    rules = sanitizers()
-    diffs = {}
-    for i, (ref, got) in enumerate(zip(committed.cells, run.cells)):
-        if not checked(ref):
-            continue
-        errors = [o for o in got.get("outputs", []) if o.get("output_type") == "error"]
-        a, b = comparable(ref.get("outputs", []), rules), comparable(got.get("outputs", []), rules)
-        if errors and not any(o.get("output_type") == "error" for o in ref.get("outputs", [])):
-            diffs[i] = f"raised {errors[0]['ename']}: {errors[0]['evalue'][:120]}"
-        elif a != b:
-            diffs[i] = first_difference(a, b)
-    return diffs
 
 
 # ---------------------------------------------------------------- (b) fragile numbers
@@ -242,12 +137,13 @@ def site(stack: list[tuple]) -> str:
 
 
 def in_panel(stack: list[tuple], cell_has_figure: bool) -> bool:
-    """True when a record was rounded for a live panel: attnlib/widgets.py on the stack, or attnlib/viz.py
-    in a cell whose outputs hold no plotly figure (a figure built there became a panel's FigureWidget)."""
-    def on_stack(module: str) -> bool:
-        return any(file.endswith(os.path.join("attnlib", module)) for file, _, _ in stack)
+    """True when a record was rounded for a live panel: attnlib's widgets on the stack, or its viz in a cell whose
+    outputs hold no plotly figure (a figure built there became a panel's FigureWidget)."""
+    def on_stack(package: str) -> bool:  # attnlib/<package>.py or a module of the package attnlib/<package>/
+        module, folder = os.path.join("attnlib", f"{package}.py"), os.path.join("attnlib", package, "")
+        return any(file.endswith(module) or folder in file for file, _, _ in stack)
 
-    return on_stack("widgets.py") or (not cell_has_figure and on_stack("viz.py"))
+    return on_stack("widgets") or (not cell_has_figure and on_stack("viz"))
 
 
 def has_figure(cell: dict) -> bool:
@@ -300,7 +196,7 @@ def fragile_numbers(base_nb, base: list[dict], others: dict[str, list[dict]]) ->
             margin = np.maximum(SPREAD_FACTOR * spread, eps_margin(v, r["decimals"]))
             distance = boundary_distance(v, r["decimals"])
             hit = finite & (distance < margin)
-            for name, f in flips.items():
+            for f in flips.values():
                 hit |= f & finite
             for j in np.nonzero(hit)[0]:
                 found[cell].append((site(r["stack"]), Fragile(
@@ -395,7 +291,8 @@ def audit_notebook(path: Path, variants: list[Variant], out: Path, reuse: bool =
                  f"(not checked: {panel} rounded for live panels, {ignored} in cells nbval does not compare)")
     for cell, items in sorted(fragile.items()):
         not_aligned = [n for n in runs if n not in counts.get(cell, {}).get("aligned", [])]
-        note = f" (variants {', '.join(not_aligned)} rounded other values here: margin from ulps only)" if not_aligned else ""
+        note = (f" (variants {', '.join(not_aligned)} rounded other values here: margin from ulps only)"
+                if not_aligned else "")
         lines.append(f"  - cell {cell} (id {ids.get(cell, '?')}): {len(items)} value(s){note}")
         for where, f in items[:EXAMPLES]:
             flip = f"; rounds differently under {', '.join(f.flipped)}" if f.flipped else ""
@@ -405,13 +302,15 @@ def audit_notebook(path: Path, variants: list[Variant], out: Path, reuse: bool =
             lines.append(f"      … and {len(items) - EXAMPLES} more")
     lines.append(f"(c) committed numbers with {SIGNIFICANT}+ significant digits (raw floats): {len(raw)} cell(s)")
     for i, hits in sorted(raw.items()):
-        lines.append(f"  - cell {i} (id {ids[i]}): {len(hits)}: " + "; ".join(hits[:3]) + (" …" if len(hits) > 3 else ""))
+        more = " …" if len(hits) > 3 else ""
+        lines.append(f"  - cell {i} (id {ids[i]}): {len(hits)}: " + "; ".join(hits[:3]) + more)
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("notebooks", nargs="*", help="notebooks to audit (default: notebooks/*.ipynb, notebooks/zh/*.ipynb)")
+    parser.add_argument("notebooks", nargs="*",
+                        help="notebooks to audit (default: notebooks/*.ipynb, notebooks/zh/*.ipynb)")
     parser.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS), metavar="NAME",
                         help=f"variants of scripts/cpu_variants.py (default: {' '.join(DEFAULT_VARIANTS)})")
     parser.add_argument("--out", help="keep the executed copies and audit records here (default: a temporary folder)")
@@ -420,7 +319,7 @@ def main() -> None:
     unknown = [n for n in args.variants if n not in VARIANTS]
     if unknown:
         sys.exit(f"--variants takes names from {sorted(VARIANTS)}, got {unknown}")
-    paths = [Path(p).resolve() for p in args.notebooks] or [p for g in NOTEBOOK_GLOBS for p in sorted(ROOT.glob(g))]
+    paths = [Path(p).resolve() for p in args.notebooks] or every_notebook()
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         sys.exit(f"no such notebook: {', '.join(missing)}")

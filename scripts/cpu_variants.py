@@ -122,7 +122,8 @@ def probe(out: str, threads: int | None) -> None:
         "var of 1e6": randn(1_000_000).var(),
         "tanh [1e5]": torch.tanh(randn(100_000)),
         "gelu [1e5]": F.gelu(randn(100_000)),
-        "sdpa [2,4,32,16]": F.scaled_dot_product_attention(randn(2, 4, 32, 16), randn(2, 4, 32, 16), randn(2, 4, 32, 16)),
+        "sdpa [2,4,32,16]": F.scaled_dot_product_attention(randn(2, 4, 32, 16), randn(2, 4, 32, 16),
+                                                           randn(2, 4, 32, 16)),
     }
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
@@ -167,7 +168,8 @@ def measure(names: list[str]) -> str:
         again = run("again", Variant("base"))
         runs = {n: run(n, VARIANTS[n]) for n in names}
     cols = ["rerun"] + names
-    lines = ["| op (float32 unless numpy f64) | max abs value | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
+    lines = ["| op (float32 unless numpy f64) | max abs value | " + " | ".join(cols) + " |",
+             "|---" * (len(cols) + 2) + "|"]
     for key, ref in base.items():
         cells = []
         for other in [again] + [runs[n] for n in names]:
@@ -201,7 +203,8 @@ def main() -> None:
     if unknown:
         sys.exit(f"--only takes variant names {sorted(VARIANTS)}, got {unknown}")
     print(measure(names))
-    print("\ncells: '=' bit-identical to this machine's run; else the largest absolute change (share of entries changed)")
+    print("\ncells: '=' bit-identical to this machine's run; "
+          "else the largest absolute change (share of entries changed)")
     for n in names:
         v = VARIANTS[n]
         print(f"- {n}: {v.describe()}" + (f"  ({v.note})" if v.note else ""))

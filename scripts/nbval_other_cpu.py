@@ -15,14 +15,15 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu_variants import OTHER_CPU, VARIANTS, Variant, kernel_env  # noqa: E402
+from nbrun import ROOT, every_notebook  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK_GLOBS = ("notebooks/*.ipynb", "notebooks/zh/*.ipynb")
+NBVAL = ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
 
 
 def explanation(variant: Variant) -> str:
@@ -79,8 +80,7 @@ def recheck(nodeids: list[str]) -> set[str] | None:
     print(f"\nnbval_other_cpu: checking {len(notebooks)} notebook(s) again on this machine as it is ...", flush=True)
     outcomes = Outcomes()
     with contextlib.redirect_stdout(io.StringIO()):  # the first run already showed the diffs
-        status = pytest.main(["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "-p", "no:cacheprovider",
-                              *notebooks], plugins=[outcomes])
+        status = pytest.main([*NBVAL, "-p", "no:cacheprovider", *notebooks], plugins=[outcomes])
     if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         return None
     return set(outcomes.failed)
@@ -121,7 +121,7 @@ def split_args(args: list[str]) -> tuple[str, list[str], list[str]]:
     if name not in VARIANTS:
         sys.exit(f"--variant must be one of {sorted(VARIANTS)}, got {name!r}")
     if not gave_paths:
-        paths = [str(p.relative_to(ROOT)) for pattern in NOTEBOOK_GLOBS for p in sorted(ROOT.glob(pattern))]
+        paths = [str(p.relative_to(ROOT)) for p in every_notebook()]
     return name, options, paths
 
 
@@ -132,16 +132,11 @@ def main(argv: list[str]) -> int:
         return 0
     variant = VARIANTS[name]
     os.chdir(ROOT)
-    saved = dict(os.environ)
     outcomes = Outcomes(variant)
-    with tempfile.TemporaryDirectory(prefix="nbval-other-cpu-") as tmp:
-        os.environ.update(kernel_env(variant, tmp))  # nbval's kernels inherit this environment
-        try:
-            status = int(pytest.main(["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", *options, *paths],
-                                     plugins=[outcomes]))
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
+    # nbval starts its kernels with no environment of their own: they inherit this process's, set for the run
+    with tempfile.TemporaryDirectory(prefix="nbval-other-cpu-") as tmp, \
+            mock.patch.dict(os.environ, kernel_env(variant, tmp)):
+        status = int(pytest.main([*NBVAL, *options, *paths], plugins=[outcomes]))
     if outcomes.failed:
         print(summary(variant, outcomes.failed, recheck(outcomes.failed)))
     return 0 if status == pytest.ExitCode.NO_TESTS_COLLECTED else status  # e.g. -k chose only unit tests
