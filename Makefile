@@ -55,9 +55,12 @@ site: $(STAMP)
 slides: $(STAMP)
 	$(BIN)/python scripts/build_site.py --slides build/slides
 
+# The browser bench (key press on each notebook's main slider -> changed heatmap, in JupyterLab in Chromium)
+# needs /usr/bin/chromium; without it that line says so and the target goes on.
 bench: $(STAMP)
 	$(BIN)/python -m attnlib.bench latency
 	$(BIN)/python -m attnlib.bench complexity
+	$(BIN)/python -m attnlib.bench browser || test ! -x /usr/bin/chromium
 
 clean:
 	rm -rf $(VENV) build

@@ -1,0 +1,118 @@
+"""Key press on a notebook's main slider → its heatmap's data changed, in JupyterLab in headless Chromium.
+
+`python -m attnlib.bench browser [--notebooks 01 05 ...] [--presses 7] [--out build/browser/report.json]`
+
+For each notebook (a copy, on a JupyterLab server of its own: lab.py): open it, Run All, then press an arrow
+key on the main slider (`.al-main-slider`) `--presses` times. Each press is timed in the page, from the keydown
+event to the moment the main panel's heatmap (`gd.data[0].z`) holds new data: the kernel's update and the
+browser's share of it. Needs Debian's Chromium at /usr/bin/chromium and playwright.
+
+The last line of output is one JSON object (also written to --out):
+{"notebooks": [{"name", "ok", "latency_ms_median", "latency_ms_p95", "latencies_ms", "run_all_s", "problems"?}, ...],
+ "latency_ms_median", "latency_ms_p95", "presses", "load_average"}; medians over every press.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from .lab import CHROMIUM, ROOT, course_notebooks, launch_chromium, start_lab
+from .notebook import NotebookPage
+
+
+def summary(latencies: list[float]) -> dict:
+    """Median and 95th percentile (None when there are no values) of latencies in ms, to 0.1 ms."""
+    if not latencies:
+        return {"latency_ms_median": None, "latency_ms_p95": None}
+    p95 = statistics.quantiles(latencies, n=20, method="inclusive")[-1] if len(latencies) > 1 else latencies[0]
+    return {"latency_ms_median": round(statistics.median(latencies), 1), "latency_ms_p95": round(p95, 1)}
+
+
+def measure_notebook(browser, server, name: str, presses: int) -> dict:
+    """Open notebook `name`, Run All, press the main slider `presses` times; return its report entry."""
+    entry: dict = {"name": name, "ok": False, "run_all_s": None}
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    nb = NotebookPage(context.new_page(), server, name)
+    try:
+        nb.open(workspace=f"browser-bench-{Path(name).stem}")
+        start = time.monotonic()
+        problems = nb.run_all().problems()
+        entry["run_all_s"] = round(time.monotonic() - start, 1)
+        if not problems:
+            panel = nb.main_panel()
+            problems = [] if panel["panels"] == 1 else [f"expected one .al-main-panel, found {panel['panels']}"]
+        results = [nb.press_main_slider() for _ in range(presses)] if not problems else []
+        entry["latencies_ms"] = [round(r["ms"], 1) for r in results if r["changed"]]
+        unchanged = len(results) - len(entry["latencies_ms"])
+        problems += [f"{unchanged} of {presses} presses left the heatmap unchanged"] if unchanged else []
+        problems += [f"page errors: {nb.page_errors}"] if nb.page_errors else []
+    except Exception as exc:  # noqa: BLE001  (report it and measure the next notebook)
+        problems = [f"{type(exc).__name__}: {exc}"]
+    finally:
+        context.close()
+        server.shutdown_kernels_of(name)
+    entry.update(summary(entry.get("latencies_ms", [])), ok=not problems)
+    if problems:
+        entry["problems"] = problems
+    return entry
+
+
+def chosen(prefixes: list[str] | None) -> list[Path]:
+    """The course notebooks whose names start with one of `prefixes` (all of them when None)."""
+    notebooks = course_notebooks()
+    if prefixes:
+        notebooks = [p for p in notebooks if any(p.name.startswith(x) for x in prefixes)]
+    return notebooks
+
+
+def run(notebooks: list[Path], presses: int) -> dict:
+    """Start JupyterLab and Chromium, measure each notebook, stop both; return the report."""
+    from playwright.sync_api import sync_playwright
+
+    entries = []
+    with tempfile.TemporaryDirectory(prefix="al-browser-bench-") as tmp, sync_playwright() as pw:
+        server = start_lab(Path(tmp), notebooks)
+        browser = launch_chromium(pw)
+        try:
+            for path in notebooks:
+                entries.append(measure_notebook(browser, server, path.name, presses))
+                e = entries[-1]
+                print(f"{e['name']}: {'ok' if e['ok'] else 'FAILED'}, Run All {e['run_all_s']} s, key press → "
+                      f"heatmap median {e['latency_ms_median']} ms, p95 {e['latency_ms_p95']} ms"
+                      + (f"; {e['problems']}" if e.get("problems") else ""), flush=True)
+        finally:
+            browser.close()
+            server.stop()
+    every = [ms for e in entries for ms in e.get("latencies_ms", [])]
+    load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+    return {"notebooks": entries, **summary(every), "presses": presses, "load_average": load}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print; the last line is the JSON report. Returns 1 if a notebook failed, else 0."""
+    parser = argparse.ArgumentParser(prog="python -m attnlib.bench browser", description=__doc__.splitlines()[0])
+    parser.add_argument("--notebooks", nargs="+", metavar="NN", help="notebooks whose names start so (default: all)")
+    parser.add_argument("--presses", type=int, default=7, help="key presses per notebook (default 7)")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "browser" / "report.json",
+                        help="also write the report here (default build/browser/report.json)")
+    args = parser.parse_args(argv)
+    if args.presses < 1:
+        parser.error(f"--presses must be ≥ 1, got {args.presses}")
+    notebooks = chosen(args.notebooks)
+    if not notebooks:
+        parser.error(f"no notebook in notebooks/ starts with {args.notebooks}")
+    if not CHROMIUM.exists():
+        print(f"needs Debian's Chromium at {CHROMIUM} (apt-get install -y chromium)")
+        return 1
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before the run "
+          "(latencies are noisy on a busy machine)", flush=True)
+    report = run(notebooks, args.presses)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report))
+    return 0 if all(e["ok"] for e in report["notebooks"]) else 1

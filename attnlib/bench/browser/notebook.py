@@ -1,0 +1,268 @@
+"""One notebook open in JupyterLab in a Chromium page: Run All, its main panel, its figures, its errors.
+
+Shared by the browser tests (tests/browser/) and the latency bench (measure.py). Selectors: outputs are
+`.jp-OutputArea-output`, a live panel made with `main=True` is `.al-main-panel` and its first slider
+`.al-main-slider` (ipywidgets 8: `.noUi-handle`), a plotly figure is `.js-plotly-plot` with its data in `gd.data`.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from .lab import SENTINEL, LabServer
+
+NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
+SCROLLER = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer"
+STDERR = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+HANDLE = ".al-main-panel .al-main-slider .noUi-handle, .al-main-panel .noUi-handle.al-main-slider"
+MAX_SCREENSHOT_HEIGHT = 30_000  # px; taller notebooks are cut at the bottom
+
+# Progress of Run All, cheap enough to poll: the sentinel cell is the notebook's last cell.
+PROGRESS_JS = f"""(sentinel) => {{
+  const nb = document.querySelector("{NOTEBOOK}");
+  if (!nb) return null;
+  const cells = nb.querySelectorAll('.jp-Cell'), last = cells[cells.length - 1];
+  const ind = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
+  return {{
+    done: !!last && [...last.querySelectorAll('.jp-OutputArea-output')].some(o => o.textContent.includes(sentinel)),
+    outputs: nb.querySelectorAll('.jp-OutputArea-output').length,
+    stderr: nb.querySelectorAll("{STDERR}").length,
+    running: [...nb.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].some(p => p.textContent.includes('*')),
+    status: ind ? ind.getAttribute('data-status') : null,
+  }};
+}}"""
+
+# Every stderr/error output's text, and each code cell's prompt, once Run All has finished.
+RESULT_JS = f"""() => {{
+  const nb = document.querySelector("{NOTEBOOK}");
+  return {{
+    stderr: [...nb.querySelectorAll("{STDERR}")].map(o => o.textContent),
+    cells: [...nb.querySelectorAll('.jp-CodeCell')].map(c => ({{
+      prompt: (c.querySelector('.jp-InputArea-prompt')?.textContent ?? '').trim(),
+      empty: (c.querySelector('.jp-InputArea-editor')?.textContent ?? '').trim() === '',
+    }})),
+  }};
+}}"""
+
+# The main panel: how many there are, whether its heatmap (first figure, data[0].z) and slider handle are there.
+PANEL_JS = f"""() => {{
+  const panels = document.querySelectorAll('.al-main-panel');
+  const gd = panels[0]?.querySelector('.js-plotly-plot');
+  const handle = document.querySelector("{HANDLE}");
+  const trace = gd && gd.data && gd.data[0];
+  return {{
+    panels: panels.length, figure: !!gd, z: !!(trace && trace.z), handle: !!handle,
+    trace0: trace ? Object.keys(trace).join(' ') : null,  // for a failure message: what the figure holds instead
+    now: handle ? Number(handle.getAttribute('aria-valuenow')) : null,
+    min: handle ? Number(handle.getAttribute('aria-valuemin')) : null,
+    max: handle ? Number(handle.getAttribute('aria-valuemax')) : null,
+  }};
+}}"""
+
+# Plotly figures that did not draw: no trace, no drawn SVG, or no area. The cell and its first line say where.
+UNDRAWN_JS = f"""() => {{
+  const nb = document.querySelector("{NOTEBOOK}");
+  const cells = [...nb.querySelectorAll('.jp-Cell')];
+  const undrawn = gd => {{ const r = gd.getBoundingClientRect();
+    return !gd.data || gd.data.length === 0 || !gd.querySelector('.main-svg') || r.width < 50 || r.height < 50; }};
+  return [...nb.querySelectorAll('.js-plotly-plot')].filter(undrawn).map(gd => {{
+    const cell = gd.closest('.jp-Cell');
+    return {{cell: cells.indexOf(cell), traces: gd.data ? gd.data.length : null,
+             source: (cell?.querySelector('.jp-InputArea-editor .cm-line')?.textContent ?? '').slice(0, 80)}};
+  }});
+}}"""
+
+# Arm one key press: from the next keydown (timestamped in the page), watch the main heatmap with a
+# MutationObserver and requestAnimationFrame until gd.data[0].z differs; then, one frame later, whether the
+# drawn heatmap image changed too. The result lands in window.__alResult.
+ARM_JS = """(timeoutMs) => {
+  const panel = document.querySelector('.al-main-panel');
+  const figure = () => panel.querySelector('.js-plotly-plot');
+  const plain = (z) => Array.isArray(z) ? z.map(plain) : ArrayBuffer.isView(z) ? Array.from(z) : z;
+  const zText = () => { const gd = figure(), t = gd && gd.data && gd.data[0]; return JSON.stringify(plain(t && t.z)); };
+  const images = () => JSON.stringify([...figure().querySelectorAll('image')].map(i => i.getAttribute('href')));
+  const before = zText(), imagesBefore = images();
+  let t0 = null, seen = false, observer = null;
+  window.__alResult = null;
+  const finish = (res) => {
+    if (window.__alResult !== null) return;
+    document.removeEventListener('keydown', onKey, true);
+    if (observer) observer.disconnect();
+    window.__alResult = res;
+  };
+  const check = () => {
+    if (seen || t0 === null || zText() === before) return;
+    seen = true;
+    const ms = performance.now() - t0;
+    requestAnimationFrame(() => finish({ms, changed: true, redrawn: images() !== imagesBefore}));
+  };
+  const frame = () => { if (!seen && window.__alResult === null) { check(); requestAnimationFrame(frame); } };
+  const onKey = () => {
+    if (t0 !== null) return;
+    t0 = performance.now();
+    observer = new MutationObserver(check);
+    observer.observe(panel, {subtree: true, childList: true, attributes: true, characterData: true});
+    requestAnimationFrame(frame);
+  };
+  document.addEventListener('keydown', onKey, true);
+  setTimeout(() => finish({ms: null, changed: false, redrawn: false, keydown: t0 !== null}), timeoutMs);
+}"""
+
+
+def is_offline_noise(msg) -> bool:
+    """True for the one kind of console error that does not concern the course: a failed request to a host
+    other than our server (the machine is offline; Chromium logs each refused request). Never our server's."""
+    if not msg.text.startswith("Failed to load resource"):
+        return False
+    return urlparse((msg.location or {}).get("url", "")).hostname not in (None, "", "127.0.0.1", "localhost")
+
+
+@dataclass
+class RunAll:
+    """What Run All left in the page: error outputs, other stderr outputs, unrun code cells, and how it ended."""
+
+    errors: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+    unrun: list[int] = field(default_factory=list)  # code cells (index among code cells) without an execution count
+    done: bool = False  # the sentinel cell at the end ran
+    dead: bool = False  # the kernel died
+
+    def problems(self) -> list[str]:
+        """One message per kind of problem; empty when the notebook ran cleanly to the end."""
+        found = []
+        if self.errors:
+            found.append("error output:\n" + "\n---\n".join(t[-1500:] for t in self.errors))
+        if self.stderr:
+            found.append("stderr output (a red box for the learner):\n"
+                         + "\n---\n".join(t[-1500:] for t in self.stderr))
+        if self.dead:
+            found.append("the kernel died during Run All")
+        if not self.done:
+            found.append("Run All stopped before the last cell")
+        if self.unrun:
+            found.append(f"code cells without an execution count after Run All: {self.unrun}")
+        return found
+
+
+class NotebookPage:
+    """Notebook `name` of `server` in a Playwright page, with the page's errors and console errors collected."""
+
+    def __init__(self, page, server: LabServer, name: str) -> None:
+        self.page, self.server, self.name = page, server, name
+        self.page_errors: list[str] = []
+        self.console_errors: list[str] = []
+        page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+        page.on("console", self._console)
+        page.set_default_timeout(30_000)
+
+    def _console(self, msg) -> None:
+        if msg.type == "error" and not is_offline_noise(msg):
+            self.console_errors.append(msg.text)
+
+    def wait_for(self, js: str, ready, timeout_s: float, what: str, arg=None, interval_s: float = 0.2) -> dict:
+        """Poll `js` in the page until ready(state); return the state, or raise TimeoutError with the last one."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            state = self.page.evaluate(js, arg)
+            if state is not None and ready(state):
+                return state
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.name}: no {what} after {timeout_s:.0f} s; last state: {state}")
+            time.sleep(interval_s)
+
+    def open(self, workspace: str, kernel: bool = True, timeout_s: float = 60) -> None:
+        """Open the notebook in a workspace of its own; with `kernel`, wait until its kernel is idle."""
+        self.page.goto(self.server.notebook_url(self.name, workspace))
+        self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        if kernel:  # the toolbar reads idle before a kernel exists: ask the server, then the page
+            deadline = time.monotonic() + timeout_s
+            while self.server.kernel_state(self.name) != "idle":
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no idle kernel for {self.name} after {timeout_s:.0f} s:\n"
+                                       f"{self.server.log_tail()}")
+                time.sleep(0.2)
+            self.wait_for(PROGRESS_JS, lambda s: s["status"] == "idle", 30, "idle kernel in the page", SENTINEL)
+        tab = self.page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
+        if tab.count():  # collapse the file browser: the notebook gets the full width
+            tab.first.click()
+
+    def menu(self, top: str, item: str) -> None:
+        """Click a JupyterLab menu item: the top menu by its label, then the item by its name."""
+        self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{re.escape(top)}$")).click()
+        self.page.get_by_role("menuitem", name=item, exact=True).click()
+
+    def run_all(self, timeout_s: float = 180) -> RunAll:
+        """Clear every output, Run All, wait until it ends (the sentinel cell ran, a cell raised, the kernel died)."""
+        self.menu("Edit", "Clear Outputs of All Cells")
+        self.wait_for(PROGRESS_JS, lambda s: s["outputs"] == 0, 10, "cleared outputs", SENTINEL)
+        self.menu("Run", "Run All Cells")
+
+        def ended(s: dict) -> bool:
+            stopped = s["stderr"] and not s["running"]  # Run All stops at a cell that raised
+            return s["status"] == "dead" or (s["status"] == "idle" and (s["done"] or stopped))
+
+        progress = self.wait_for(PROGRESS_JS, ended, timeout_s, "end of Run All", SENTINEL, 0.1)
+        state = self.page.evaluate(RESULT_JS)
+        # error outputs (tracebacks, and SyntaxError's short form) and other stderr: both a red box for the learner
+        errors = [t for t in state["stderr"] if "Traceback" in t or re.search(r"^\w*(Error|Exception)\b", t, re.M)]
+        unrun = [i for i, c in enumerate(state["cells"])
+                 if not c["empty"] and not re.fullmatch(r"\[\d+\]:", c["prompt"])]
+        return RunAll(errors, [t for t in state["stderr"] if t not in errors], unrun, progress["done"],
+                      progress["status"] == "dead")
+
+    def main_panel(self, timeout_s: float = 30) -> dict:
+        """Wait for the main panel's heatmap and slider handle; return PANEL_JS's state (check "panels" == 1)."""
+        state = self.wait_for(PANEL_JS, lambda s: s["panels"] > 1 or (s["z"] and s["handle"]), timeout_s,
+                              "main panel (.al-main-panel) with a slider (.al-main-slider .noUi-handle) and a "
+                              "heatmap (first .js-plotly-plot with data[0].z)")
+        self.page.locator(".al-main-panel").first.scroll_into_view_if_needed()
+        return state
+
+    def press_main_slider(self, timeout_ms: int = 10_000) -> dict:
+        """Press an arrow key on the main slider (away from the end it is at) and wait for the heatmap to change.
+
+        Returns:
+            {"key", "value_before", "changed": the heatmap's z changed, "redrawn": its drawn image changed,
+             "ms": key press to changed data, measured in the page (None if unchanged)}.
+        """
+        state = self.page.evaluate(PANEL_JS)
+        key = "ArrowLeft" if state["now"] >= state["max"] else "ArrowRight"
+        self.page.locator(HANDLE).first.focus()
+        self.page.evaluate(ARM_JS, timeout_ms)
+        self.page.keyboard.press(key)
+        self.page.wait_for_function("() => window.__alResult !== null", timeout=timeout_ms + 5_000)
+        result = dict(self.page.evaluate("() => window.__alResult"), key=key, value_before=state["now"])
+        # let the kernel and the page settle, so that presses do not overlap
+        self.wait_for(PROGRESS_JS, lambda s: s["status"] == "idle", 10, "idle kernel after the key press", SENTINEL)
+        self.page.wait_for_timeout(150)
+        return result
+
+    def undrawn_figures(self, grace_s: float = 5) -> list[dict]:
+        """The plotly figures that have not drawn (UNDRAWN_JS), after waiting up to `grace_s` for them."""
+        deadline = time.monotonic() + grace_s
+        while (undrawn := self.page.evaluate(UNDRAWN_JS)) and time.monotonic() < deadline:
+            self.page.wait_for_timeout(250)
+        return undrawn
+
+    def screenshots(self, folder: Path, stem: str) -> None:
+        """Write the main panel alone (stem_panel.png, if there is one) and the whole notebook (stem.png)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        panel = self.page.locator(".al-main-panel")
+        if panel.count() == 1:
+            panel.screenshot(path=str(folder / f"{stem}_panel.png"), timeout=10_000)
+        # grow the viewport to the notebook's full height (the notebook scrolls inside the page), then shoot
+        height = self.page.evaluate(f"""() => {{ const o = document.querySelector("{SCROLLER}");
+            return o ? Math.ceil(window.innerHeight - o.clientHeight + o.scrollHeight) : window.innerHeight; }}""")
+        width = self.page.viewport_size["width"]
+        self.page.set_viewport_size({"width": width, "height": min(max(height + 40, 600), MAX_SCREENSHOT_HEIGHT)})
+        self.page.wait_for_timeout(500)  # let JupyterLab lay out again
+        self.scroll_to_top()
+        self.page.screenshot(path=str(folder / f"{stem}.png"), full_page=True)
+
+    def scroll_to_top(self) -> None:
+        """Scroll the notebook to its first cell."""
+        self.page.evaluate(f"""() => {{ const o = document.querySelector("{SCROLLER}"); if (o) o.scrollTop = 0; }}""")
+        self.page.wait_for_timeout(100)
