@@ -25,26 +25,10 @@ from .rounding import rounded
 
 LAZY_MODULES = ("viz", "widgets", "checks", "bench")  # imported by __getattr__ on first access (PEP 562)
 
-__all__ = [
-    "core",
-    "data",
-    "efficient",
-    "masks",
-    "measure",
-    "modules",
-    "rounding",
-    "tiny",
-    "scaled_dot_product_attention",
-    "check_mask",
-    "softmax_entropy",
-    "max_weight",
-    "softmax_jacobian",
-    "jacobian_norm",
-    "saturation_curve",
-    "causal_mask",
-    "padding_mask",
-    "window_mask",
-    "MultiHeadAttention",
+__all__ = [  # the modules, then the names of the core API
+    "core", "data", "efficient", "masks", "measure", "modules", "rounding", "tiny",
+    "scaled_dot_product_attention", "check_mask", "softmax_entropy", "max_weight", "softmax_jacobian",
+    "jacobian_norm", "saturation_curve", "causal_mask", "padding_mask", "window_mask", "MultiHeadAttention",
     "rounded",
 ]
 

@@ -1,8 +1,5 @@
-"""Every argument check of attnlib, written once.
-
-Each check raises ValueError naming the argument, what it got and what was expected, and returns the
-value in the form the caller goes on with (an int, a float, a bool mask).
-"""
+"""Every argument check of attnlib, written once: a ValueError names the argument, what it got and what was
+expected; otherwise the check returns the value in the form the caller goes on with (int, float, bool mask)."""
 from __future__ import annotations
 
 import math
@@ -13,24 +10,12 @@ import torch
 
 
 def integer(name: str, value: object, minimum: Optional[int] = None, maximum: Optional[int] = None) -> int:
-    """Return `value` as an int if it is an integer (not a bool) in minimum..maximum, else raise.
-
-    Args:
-        name: the argument's name, for the message. value: what the caller passed.
-        minimum, maximum: inclusive bounds, None for no bound.
-
-    Returns:
-        int(value).
-    """
+    """Return `value` as an int if it is an integer (not a bool) in minimum..maximum (inclusive), else raise."""
     ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum):
         return int(value)
-    if minimum == 1 and maximum is None:
-        expected = "a positive integer"
-    elif maximum is None:
-        expected = "an integer" if minimum is None else f"an integer ≥ {minimum}"
-    else:
-        expected = f"an integer in {minimum}..{maximum}" if minimum is not None else f"an integer ≤ {maximum}"
+    bounds = ("" if minimum is None else f" ≥ {minimum}") if maximum is None else f" in {minimum}..{maximum}"
+    expected = "a positive integer" if (minimum, maximum) == (1, None) else "an integer" + bounds
     raise ValueError(f"{name} must be {expected}, got {value!r}")
 
 
@@ -47,14 +32,7 @@ def pixels(name: str, value: object, minimum: int = 200) -> int:
 
 
 def number(name: str, value: object, minimum: Optional[float] = None) -> float:
-    """Return `value` as a float if it is a finite real number (not a bool) ≥ minimum, else raise.
-
-    Args:
-        name: the argument's name. value: what the caller passed. minimum: inclusive lower bound or None.
-
-    Returns:
-        float(value).
-    """
+    """Return `value` as a float if it is a finite real number (not a bool) ≥ minimum, else raise."""
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
     if ok and (minimum is None or value >= minimum):
         return float(value)
@@ -84,15 +62,7 @@ def function(name: str, fn: object) -> Callable[..., Any]:
 
 
 def tensor(name: str, x: object, min_dims: int = 0, what: str = "[..., seq, features]") -> torch.Tensor:
-    """Return `x` if it is a torch.Tensor with at least `min_dims` dimensions, else raise naming `name`.
-
-    Args:
-        name: the argument's name. x: what the caller passed. min_dims: the smallest allowed rank.
-        what: the expected layout, for the message.
-
-    Returns:
-        x.
-    """
+    """Return `x` if it is a torch.Tensor of at least `min_dims` dimensions (`what`: their names), else raise."""
     if not isinstance(x, torch.Tensor):
         raise ValueError(f"{name} must be a torch.Tensor {what}, got {type(x).__name__}")
     if x.dim() < min_dims:
@@ -101,14 +71,7 @@ def tensor(name: str, x: object, min_dims: int = 0, what: str = "[..., seq, feat
 
 
 def bool_mask(mask: object, shape: Sequence[int], name: str = "mask") -> torch.Tensor:
-    """Return `mask` as bool (True = may attend) after checking it holds only 0/1 and broadcasts to `shape`.
-
-    Args:
-        mask: a bool or 0/1 torch.Tensor. shape: the scores' shape [..., N_q, N_k]. name: for the message.
-
-    Returns:
-        the mask as a bool tensor, not yet broadcast.
-    """
+    """Return `mask` as bool (True = may attend) if it holds only 0/1 and broadcasts to `shape`, else raise."""
     if not isinstance(mask, torch.Tensor):
         raise ValueError(f"{name} must be a torch.Tensor of bool or 0/1 values, got {type(mask).__name__}")
     if mask.dtype != torch.bool:
@@ -129,13 +92,9 @@ def bool_mask(mask: object, shape: Sequence[int], name: str = "mask") -> torch.T
 
 
 def qkv(query: object, key: object, value: object, floating: bool = False) -> tuple[int, ...]:
-    """Check that query [..., N_q, d_k], key [..., N_k, d_k], value [..., N_k, d_v] fit together.
+    """Check query [..., N_q, d_k], key [..., N_k, d_k], value [..., N_k, d_v] fit; return their batch shape.
 
-    Args:
-        query, key, value: what the caller passed. floating: also require one floating-point dtype.
-
-    Returns:
-        the broadcast leading (batch) shape of the three.
+    With floating=True they must also share one floating-point dtype.
     """
     for name, x in (("query", query), ("key", key), ("value", value)):
         tensor(name, x, 2)

@@ -13,11 +13,7 @@ MASK_FILL = -1e9  # the article's fill value for masked scores: exp(-1e9) underf
 
 
 def scaled_dot_product_attention(
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    mask: Optional[torch.Tensor] = None,
-    *,
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: Optional[torch.Tensor] = None, *,
     scale: Optional[float] = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Attention(Q, K, V) = softmax(Q Kᵀ · scale) V, masked scores filled with -1e9.
@@ -105,12 +101,7 @@ def jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
 
 
 def saturation_curve(
-    d_k_values: Sequence[int],
-    *,
-    scaled: bool,
-    n_keys: int = 16,
-    n_queries: int = 512,
-    seed: int = 0,
+    d_k_values: Sequence[int], *, scaled: bool, n_keys: int = 16, n_queries: int = 512, seed: int = 0
 ) -> dict[str, list[float]]:
     """Mean entropy, max weight and Jacobian norm of attention rows as d_k grows.
 

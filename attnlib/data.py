@@ -3,37 +3,23 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import choice, integer, positive_int
+from ._validate import choice, integer, positive_int, tensor
 
-# ---- 01: the "animal / street" sentence with hand-built features ----
-# HAND-BUILT, not learned: each token gets a few named yes/no features, and the projections below
-# say in words which feature a query asks for. A trained model learns such directions from data;
-# we write them by hand so that the lesson of notebook 01 is visible in a 9-number vector.
+# ---- 01: the "animal / street" sentence with HAND-BUILT features (a trained model learns such directions;
+# written by hand, each is a named yes/no feature, so notebook 01's lesson fits in a 9-number vector) ----
 
 ANIMAL_STREET_FEATURES: list[str] = [
     "noun", "living", "place", "pronoun", "verb", "adjective", "function", "of-living", "of-place",
 ]
-
 # Feature values per word; unlisted features are 0. "of-living": a property only living things have.
 ANIMAL_STREET_LEXICON: dict[str, dict[str, float]] = {
-    "The": {"function": 1.0},
-    "animal": {"noun": 1.0, "living": 1.0},
-    "didn't": {"verb": 1.0},
-    "cross": {"verb": 1.0},
-    "the": {"function": 1.0},
-    "street": {"noun": 1.0, "place": 1.0},
-    "because": {"function": 1.0},
-    "it": {"pronoun": 1.0},
-    "was": {"verb": 1.0},
-    "too": {"function": 1.0},
-    "tired": {"adjective": 1.0, "of-living": 1.0},
-    "wide": {"adjective": 1.0, "of-place": 1.0},
-    "hungry": {"adjective": 1.0, "of-living": 1.0},
-    "narrow": {"adjective": 1.0, "of-place": 1.0},
+    "The": {"function": 1.0}, "animal": {"noun": 1.0, "living": 1.0}, "didn't": {"verb": 1.0},
+    "cross": {"verb": 1.0}, "the": {"function": 1.0}, "street": {"noun": 1.0, "place": 1.0},
+    "because": {"function": 1.0}, "it": {"pronoun": 1.0}, "was": {"verb": 1.0}, "too": {"function": 1.0},
+    "tired": {"adjective": 1.0, "of-living": 1.0}, "wide": {"adjective": 1.0, "of-place": 1.0},
+    "hungry": {"adjective": 1.0, "of-living": 1.0}, "narrow": {"adjective": 1.0, "of-place": 1.0},
 }
-
 ANIMAL_STREET_PREFIX: list[str] = ["The", "animal", "didn't", "cross", "the", "street", "because", "it", "was", "too"]
-
 STEP1_SHARPNESS = 5.0  # fixed sharpness of step 1 ("it" reads the last word), see animal_street_projections
 
 
@@ -67,14 +53,13 @@ def animal_street_sentence(
         features: {feature name: value} for the last word; None looks it up in the lexicon.
 
     Returns:
-        (tokens: 11 strings, X: [11, d] float64 features, one row per token). float64, so that the digits
-        notebook 01 prints are the same on every CPU.
+        (tokens: 11 strings, X: [11, d] float64 features, one row per token: the same digits on every CPU).
     """
     if features is None:
         if last_word not in ANIMAL_STREET_LEXICON or last_word in ANIMAL_STREET_PREFIX:
             known = [w for w in ANIMAL_STREET_LEXICON if w not in ANIMAL_STREET_PREFIX]
-            raise ValueError(f"last_word {last_word!r} has no hand-built features; use one of {known} or pass "
-                             f"features=")
+            raise ValueError(f"last_word {last_word!r} has no hand-built features; use one of {known} "
+                             "or pass features=")
         features = ANIMAL_STREET_LEXICON[last_word]
     tokens = ANIMAL_STREET_PREFIX + [str(last_word)]
     rows = [feature_vector(ANIMAL_STREET_LEXICON[t]) for t in ANIMAL_STREET_PREFIX] + [feature_vector(features)]
@@ -119,10 +104,8 @@ def animal_street_projections() -> dict[str, dict[str, torch.Tensor]]:
 
 QKV_TOKENS: list[str] = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "sleeping", "dog"]
 
-# For 16 or more float32 normals PyTorch's CPU sampler uses vector instructions when the CPU has them, so
-# the last bits of a float32 draw depend on the CPU (measured: 32 of 80 numbers differ, by up to 6e-7,
-# between AVX2 and ATEN_CPU_CAPABILITY=default). Its float64 draws came out bit-identical; they are other
-# numbers than the float32 draws of the same seed.
+# From 16 float32 normals on, PyTorch's sampler vectorises, so their last bits depend on the CPU (measured: 32
+# of 80 differ by up to 6e-7, AVX2 vs ATEN_CPU_CAPABILITY=default); float64 draws are the same on every CPU.
 DRAW_DTYPES = (torch.float32, torch.float64)
 
 
@@ -132,10 +115,8 @@ def qkv_sentence(
     """Ten distinct tokens with seeded random embeddings (notebook 02's input X).
 
     Args:
-        d_model: embedding width d, ≥ 1.
-        seed: the random seed; entries are N(0, 1).
-        dtype: torch.float32 (default) or torch.float64. float64 is drawn in float64: the same numbers on
-            every CPU, but not the float32 numbers of the same seed.
+        d_model: embedding width d, ≥ 1. seed: the random seed; entries are N(0, 1).
+        dtype: torch.float32 or torch.float64 (drawn in float64: the same on every CPU, other numbers than float32).
 
     Returns:
         (tokens: QKV_TOKENS, X: [10, d_model] of `dtype`).
@@ -152,11 +133,9 @@ def qkv_projections(
 ) -> dict[str, torch.Tensor]:
     """Seeded random W_q, W_k, W_v [d_model, d_k] with N(0, 1/d_model) entries.
 
-    N(0, 1/d_model) gives every query and key coordinate variance 1 for inputs with unit-variance
-    entries, so q·k/√d_k has variance 1. (It is not nn.Linear's default, U(±1/√d_model), variance
-    1/(3 d_model); notebook 02 measures both.)
-    Column c is drawn the same way whatever d_k is, so a smaller d_k keeps the first columns of a
-    larger one: moving a d_k slider adds or removes directions instead of reshuffling everything.
+    With unit-variance inputs every query and key coordinate then has variance 1, so q·k/√d_k does too (not
+    nn.Linear's default U(±1/√d_model), variance 1/(3 d_model); notebook 02 measures both). Column c is the
+    same whatever d_k is, so a d_k slider adds or removes directions instead of reshuffling them.
 
     Args:
         d_model: input width d, ≥ 1. d_k: projection width, ≥ 1. seed: the random seed.
@@ -185,11 +164,7 @@ PAIRS_SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def two_relation_task(
-    num_examples: int,
-    *,
-    num_symbols: int = 8,
-    num_colors: int = 8,
-    seed: int = 0,
+    num_examples: int, *, num_symbols: int = 8, num_colors: int = 8, seed: int = 0
 ) -> dict[str, torch.Tensor]:
     """Seeded batch of the "pairs" task: label(i) = (colour of token i-1, colour of i's partner).
 
@@ -236,6 +211,6 @@ def two_relation_names(tokens: torch.Tensor, num_colors: int = 8) -> list[str]:
     Returns:
         N strings.
     """
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 1:
-        raise ValueError(f"tokens must be a 1-D tensor of token ids [N], got {getattr(tokens, 'shape', type(tokens))}")
+    if tensor("tokens", tokens, 1, "[N] of token ids").dim() != 1:
+        raise ValueError(f"tokens must be a 1-D tensor of token ids [N], got shape {tuple(tokens.shape)}")
     return [f"{PAIRS_SYMBOLS[t // num_colors]}{t % num_colors}" for t in tokens.tolist()]

@@ -1,17 +1,9 @@
-"""Attention beyond O(N^2) memory: exact tiled (online-softmax) attention and linear attention.
+"""Attention in O(N) memory: exact tiled attention (online softmax) and linear attention (another model).
 
-Naive attention builds the whole [N_q, N_k] score matrix, so its memory grows as N². Two ways out:
-
-- `tiled_attention` is *exact*. It walks over blocks of queries and, inside, over blocks of keys,
-  and keeps for every query row only three running quantities: the largest score seen so far
-  `m`, the softmax denominator `denom` (ℓ, relative to `m`) and the unnormalised output `acc`. When a
-  new key block raises the maximum, the old `denom` and `acc` are rescaled by exp(m_old − m_new): the
-  online-softmax trick of FlashAttention. Extra memory: one [block_q, block_k] tile, O(N) overall.
-- `linear_attention` is *approximate*. It replaces exp(q·k) by φ(q)·φ(k) with φ(x) = elu(x) + 1,
-  so (φ(Q) φ(K)ᵀ) V can be computed as φ(Q) (φ(K)ᵀ V), never forming the N×N matrix.
-
-Their memory and time are measured with `attnlib.measure` (the benchmark `python -m attnlib.bench
-complexity`, notebook 07).
+`tiled_attention` walks over [block_q, block_k] tiles and keeps per query row only the running maximum m,
+the denominator ℓ and the unnormalised output; a tile that raises m rescales both by exp(m_old − m_new)
+(FlashAttention's trick). `linear_attention` replaces exp(q·k) by φ(q)·φ(k) with φ = elu + 1, so
+φ(Q)(φ(K)ᵀ V) never forms the N×N matrix. `attnlib.measure` measures their memory and time.
 """
 from __future__ import annotations
 
@@ -23,8 +15,6 @@ import torch.nn.functional as F
 
 from ._validate import bool_mask, flag, number, positive_int, qkv
 from .core import MASK_FILL  # the same fill as attnlib.core: a fully masked row gets uniform weights
-
-# ---- tiled attention: exact, online softmax, O(N) extra memory ----
 
 
 def _block_mask(
@@ -133,45 +123,30 @@ class _TiledAttention(torch.autograd.Function):
 
 
 def tiled_attention(
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    mask: Optional[torch.Tensor] = None,
-    *,
-    causal: bool = False,
-    scale: Optional[float] = None,
-    block_q: int = 1024,
-    block_k: int = 1024,
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: Optional[torch.Tensor] = None, *,
+    causal: bool = False, scale: Optional[float] = None, block_q: int = 1024, block_k: int = 1024,
 ) -> tuple[torch.Tensor, None]:
-    """Exact softmax(Q Kᵀ · scale) V computed block by block with an online softmax (FlashAttention's trick).
-
-    Never builds the [N_q, N_k] matrix: extra memory is one [block_q, block_k] score tile plus O(N)
-    running statistics. Gradients are supported (recomputed tile by tile in the backward pass).
+    """Exact softmax(Q Kᵀ · scale) V, tile by tile with an online softmax: O(N) extra memory, differentiable.
 
     Args:
         query: [..., N_q, d_k]. key: [..., N_k, d_k]. value: [..., N_k, d_v]; leading dims broadcast.
-        mask: optional bool or 0/1, broadcastable to [..., N_q, N_k]; True/1 = may attend. Masked scores
-            are filled with -1e9 as in `attnlib.scaled_dot_product_attention` (a fully masked row is uniform).
-        causal: if True, query i attends only to keys 0..i (like `attnlib.causal_mask`); whole key blocks
-            above the diagonal are skipped. Combines with `mask` by logical and.
+        mask: bool or 0/1 broadcastable to [..., N_q, N_k], True/1 = may attend (filled with -1e9, as in core).
+        causal: query i sees keys 0..i only (key blocks above the diagonal are skipped); and-ed with mask.
         scale: multiplies the scores; None means 1/sqrt(d_k).
-        block_q: queries per tile. block_k: keys per tile. The default 1024 × 1024 (a 4 MB float32 tile)
-            measured fastest on a 2-core CPU at N = 16384: fewer, larger tiles mean fewer multi-threaded
-            ops to synchronise; 256 × 1024 was about 2× slower there, 2048 × 1024 about the same.
+        block_q, block_k: the tile; 1024 × 1024 (4 MB in float32) measured fastest on 2 cores at N = 16384.
 
     Returns:
-        (output [..., N_q, d_v], None): there is no weight matrix to return, that is the point.
+        (output [..., N_q, d_v], None): there is no weight matrix, that is the point.
     """
     batch = qkv(query, key, value, floating=True)  # broadcast leading shape
     block_q = positive_int("block_q", block_q)
     block_k = positive_int("block_k", block_k)
     flag("causal", causal)
-    scale = None if scale is None else number("scale", scale)
+    scale = 1.0 / math.sqrt(query.size(-1)) if scale is None else number("scale", scale)
     n_q, n_k = query.size(-2), key.size(-2)
     if mask is not None:
         mask = bool_mask(mask, (*batch, n_q, n_k))
         mask = mask.reshape((1,) * (2 - mask.dim()) + tuple(mask.shape))  # [..., N_q or 1, N_k or 1]: rank ≥ 2
-    scale = 1.0 / math.sqrt(query.size(-1)) if scale is None else float(scale)
     q = query.expand(*batch, n_q, query.size(-1)).reshape(-1, n_q, query.size(-1))  # [B, N_q, d_k]
     k = key.expand(*batch, n_k, key.size(-1)).reshape(-1, n_k, key.size(-1))  # [B, N_k, d_k]
     v = value.expand(*batch, n_k, value.size(-1)).reshape(-1, n_k, value.size(-1))  # [B, N_k, d_v]
@@ -182,45 +157,30 @@ def tiled_attention(
     return out.reshape(*batch, n_q, value.size(-1)), None  # [..., N_q, d_v]
 
 
-# ---- linear attention: approximate, O(N) memory ----
-
-
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
-    """φ(x) = elu(x) + 1, a positive feature map (Katharopoulos et al., 2020).
+    """φ(x) = elu(x) + 1, the positive feature map of Katharopoulos et al. (2020).
 
     Args:
         x: any floating tensor.
 
     Returns:
-        φ(x), same shape: x + 1 for x ≥ 0, exp(x) for x < 0. Positive in exact arithmetic; in floating
-        point (exp(x) − 1) + 1 rounds to exactly 0 once exp(x) is below the spacing of the numbers next
-        to −1 or below half of it, depending on the CPU kernel (measured both): 2⁻²⁴ or 2⁻²⁵ in float32
-        (x ≈ −16.6 or −17.3), 2⁻⁵³ or 2⁻⁵⁴ in float64 (x ≈ −36.7 or −37.4). exp(x) itself underflows
-        much later (float32: subnormal below x ≈ −87.3, exactly 0 below x ≈ −103.97).
+        φ(x), same shape. Positive in exact arithmetic, but (exp(x) − 1) + 1 rounds to 0 below x ≈ −17 in
+        float32 (−37 in float64; where exactly depends on the CPU kernel), long before exp(x) underflows.
     """
     return F.elu(x) + 1.0
 
 
 def linear_attention(
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    *,
-    eps: float = 1e-6,
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *, eps: float = 1e-6
 ) -> tuple[torch.Tensor, None]:
-    """Linear attention φ(Q)(φ(K)ᵀ V) / (φ(Q) φ(K)ᵀ 1 + eps) with φ = elu + 1: O(N) memory, approximate.
-
-    The similarity exp(q·k/√d_k) of softmax attention is replaced by φ(q)·φ(k); because the product
-    is associative, φ(K)ᵀ V is a [d_k, d_v] summary computed once, so no N×N matrix exists. It is a
-    different model, not an approximation with a guaranteed error: compare it with softmax attention
-    to see how far apart they are. No mask (the causal form needs a running prefix sum).
+    """φ(Q)(φ(K)ᵀ V) / (φ(Q) φ(K)ᵀ 1 + eps) with φ = elu + 1: O(N) memory, a different model from softmax.
 
     Args:
         query: [..., N_q, d_k]. key: [..., N_k, d_k]. value: [..., N_k, d_v]; leading dims broadcast.
-        eps: added to the normaliser to avoid dividing by zero, ≥ 0.
+        eps: added to the normaliser, ≥ 0.
 
     Returns:
-        (output [..., N_q, d_v], None).
+        (output [..., N_q, d_v], None). No mask: the causal form needs prefix sums (notebook 07's exercise).
     """
     qkv(query, key, value, floating=True)
     eps = number("eps", eps, minimum=0)

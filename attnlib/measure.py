@@ -16,8 +16,8 @@ from ._validate import function, integer, positive_int
 def single_thread() -> Iterator[None]:
     """Run torch on one thread inside the `with` block, then restore the thread count.
 
-    Tiny tensors (panels, the notebook-05 model): on a busy machine, waiting for a second thread cost
-    10-25 ms per matmul (measured) while the work takes ~0.02 ms; one thread also fixes the summation order.
+    For tiny tensors (panels, the notebook-05 model): on a busy machine a second thread cost 10-25 ms of
+    waiting per matmul (measured) for ~0.02 ms of work; one thread also fixes the summation order.
     """
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -49,18 +49,15 @@ def _quiet_fd2() -> Iterator[None]:
 def measure_peak_memory(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, int]:
     """Run fn(*args, **kwargs) and MEASURE the peak CPU tensor memory it allocates, in bytes.
 
-    Method: torch.profiler with profile_memory=True records every allocation and free made through
-    PyTorch's CPU allocator (including buffers a fused kernel allocates internally). Replaying those
-    events in time order gives the bytes live at each moment; the peak is the largest value, counted
-    from zero at the start of the call. Tensors that existed before (the inputs) are not counted; the
-    result is, because it is still alive when fn returns. Python objects and allocator caching are
-    not counted. The numbers are deterministic for a given code path and thread count.
+    torch.profiler (profile_memory=True) records every allocation and free of PyTorch's CPU allocator, fused
+    kernels' buffers included; replayed in time order from zero they give the bytes live at each moment.
+    Inputs that existed before are not counted, the result is; Python objects and allocator caching are not.
 
     Args:
         fn: the function to run; args, kwargs: passed to it.
 
     Returns:
-        (fn's return value, peak bytes allocated during the call, ≥ 0).
+        (fn's return value, peak bytes allocated during the call, ≥ 0; deterministic for a code path).
     """
     function("fn", fn)
     profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True)

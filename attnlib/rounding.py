@@ -29,8 +29,8 @@ def rounded(x: Any, decimals: int = DECIMALS) -> Any:
     Returns:
         a Python float for a scalar input, else a float64 numpy array of the same shape.
     """
-    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
-        raise ValueError(f"decimals must be an integer ≥ 0, got {decimals!r}")
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:  # no _validate: this file
+        raise ValueError(f"decimals must be an integer ≥ 0, got {decimals!r}")  # also runs alone, without torch
     if hasattr(x, "detach"):  # torch.Tensor
         x = x.detach().cpu().double().numpy()
     try:
@@ -52,15 +52,10 @@ def rounded(x: Any, decimals: int = DECIMALS) -> Any:
 
 
 def record(path: str, values: np.ndarray, decimals: int) -> None:
-    """Append one audit record to `path`: the values before rounding, the decimals, where the call came from.
+    """Append one audit record to `path` (pickled dicts, one per call) for the values about to be rounded.
 
-    Args:
-        path: the audit file (pickled dicts, one per call).
-        values: the float64 values about to be rounded. decimals: the decimals they are rounded to.
-
-    Returns:
-        None. A record is {"values", "decimals", "cell": the execution count of the IPython cell or None,
-        "stack": [(file, line, function), …] innermost last, rounding.py excluded}.
+    A record is {"values", "decimals", "cell": the execution count of the IPython cell or None,
+    "stack": [(file, line, function), …] innermost last, rounding.py excluded}.
     """
     import pickle
     import sys

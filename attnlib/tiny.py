@@ -45,13 +45,8 @@ class TinyAttentionModel(nn.Module):
 
 
 def train_tiny_model(
-    model: TinyAttentionModel,
-    tokens: torch.Tensor,
-    labels: torch.Tensor,
-    *,
-    batch_size: int = 128,
-    lr: float = 3e-3,
-    seed: int = 0,
+    model: TinyAttentionModel, tokens: torch.Tensor, labels: torch.Tensor, *,
+    batch_size: int = 128, lr: float = 3e-3, seed: int = 0,
 ) -> list[float]:
     """One pass of Adam over (tokens, labels) in order, on one CPU thread (fast, and repeatable on one machine).
 

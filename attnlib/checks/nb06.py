@@ -296,6 +296,65 @@ def check_attention(attention: Callable[..., tuple[torch.Tensor, torch.Tensor]])
                          f"get 0, and output and gradients match the reference.{note}")
 
 
+def _learner_and_reference(module: Union[nn.Module, type]) -> tuple[Optional[nn.Module], Optional[nn.Module], str]:
+    """(the learner's module, attnlib's with the same weights, "") or (None, None, what went wrong)."""
+    if isinstance(module, type):
+        try:
+            learner = module(32, 4)
+        except Exception as exc:
+            return None, None, f"{module.__name__}(d_model=32, num_heads=4) raised {type(exc).__name__}: {exc}"
+    elif isinstance(module, nn.Module):
+        learner = copy.deepcopy(module)  # loading weights must not touch the learner's own module
+    else:
+        return None, None, f"pass your module class or an instance, got {type(module).__name__}"
+    d_model, heads = getattr(learner, "d_model", None), getattr(learner, "num_heads", None)
+    if not isinstance(d_model, int) or not isinstance(heads, int):
+        return None, None, "the module needs integer attributes d_model and num_heads, as in the article"
+    with torch.random.fork_rng():
+        torch.manual_seed(60)
+        ref = MultiHeadAttention(d_model, heads).float()
+    try:
+        learner.load_state_dict(ref.state_dict())
+        learner.float()  # the checks run in float32, whatever the notebook's default dtype
+    except Exception as exc:
+        keys = sorted(learner.state_dict().keys())
+        return None, None, (f"its state_dict does not load the reference's weights ({type(exc).__name__}). "
+                            f"Expected keys W_q.weight, W_q.bias, …, W_o.bias; yours are {keys}")
+    return learner, ref, ""
+
+
+def _mha_output_problem(
+    ref: MultiHeadAttention, result: tuple, q_in: torch.Tensor, kv_in: torch.Tensor, m: Optional[torch.Tensor]
+) -> Optional[str]:
+    """Name the step (splitting heads, the weights, merging heads, W_o) where the learner's output goes wrong."""
+    out, weights = result
+    B, n_q, d_model = q_in.shape
+    heads, d_k, N_k = ref.num_heads, ref.d_k, kv_in.size(1)
+    with torch.no_grad():
+        ref_out, ref_w = ref(q_in, kv_in, kv_in, m)
+        Q = ref.split_heads(ref.W_q(q_in))  # [B, h, N_q, d_k]
+        K = ref.split_heads(ref.W_k(kv_in))  # [B, h, N_k, d_k]
+        V = ref.split_heads(ref.W_v(kv_in))  # [B, h, N_k, d_k]
+        Q_bad = ref.W_q(q_in).reshape(B, heads, n_q, d_k)  # split without transpose
+        K_bad = ref.W_k(kv_in).reshape(B, heads, N_k, d_k)
+    if _max_diff(weights, ref_w) > TOL:
+        if _max_diff(weights, scaled_dot_product_attention(Q_bad, K_bad, K_bad, m)[1]) <= TOL:
+            return ("splitting heads went wrong: you viewed [batch, seq, d_model] straight as [batch, heads, seq, "
+                    "d_k], which mixes tokens into heads. view to [batch, seq, heads, d_k] first, then transpose(1, 2)")
+        return _weights_problem(weights, Q, K, m) or "the weights differ from the reference"
+    if _max_diff(out, ref_out) <= TOL:
+        return None
+    heads_out = ref_w @ V  # [B, h, N_q, d_k]
+    with torch.no_grad():
+        no_transpose = ref.W_o(heads_out.reshape(B, n_q, d_model))  # merge without transpose
+    if _max_diff(out, no_transpose) <= TOL:
+        return ("weights match, but merging heads mixes tokens: transpose(1, 2) before "
+                ".contiguous().view(batch, seq, d_model)")
+    if _max_diff(out, ref.merge_heads(heads_out)) <= TOL:
+        return "weights match, but the output skips the final projection W_o"
+    return f"weights match but the output differs from the reference by up to {_max_diff(out, ref_out):.4g}"
+
+
 def check_multi_head_attention(module: Union[nn.Module, type]) -> bool:
     """Check a learner's MultiHeadAttention (class or instance) against attnlib's, with the same weights.
 
@@ -307,29 +366,10 @@ def check_multi_head_attention(module: Union[nn.Module, type]) -> bool:
     Returns:
         True when outputs, weights and gradients match on self- and cross-attention, else False.
     """
-    if isinstance(module, type):
-        try:
-            learner = module(32, 4)
-        except Exception as exc:
-            return say(False, f"{module.__name__}(d_model=32, num_heads=4) raised {type(exc).__name__}: {exc}")
-    elif isinstance(module, nn.Module):
-        learner = copy.deepcopy(module)  # loading weights must not touch the learner's own module
-    else:
-        return say(False, f"pass your module class or an instance, got {type(module).__name__}")
-    d_model, heads = getattr(learner, "d_model", None), getattr(learner, "num_heads", None)
-    if not isinstance(d_model, int) or not isinstance(heads, int):
-        return say(False, "the module needs integer attributes d_model and num_heads, as in the article")
-    d_k = d_model // heads
-    with torch.random.fork_rng():
-        torch.manual_seed(60)
-        ref = MultiHeadAttention(d_model, heads).float()
-    try:
-        learner.load_state_dict(ref.state_dict())
-        learner.float()  # the checks run in float32, whatever the notebook's default dtype
-    except Exception as exc:
-        keys = sorted(learner.state_dict().keys())
-        return say(False, f"its state_dict does not load the reference's weights ({type(exc).__name__}). Expected "
-                              f"keys W_q.weight, W_q.bias, …, W_o.bias; yours are {keys}")
+    learner, ref, problem = _learner_and_reference(module)
+    if problem:
+        return say(False, problem)
+    d_model, heads = ref.d_model, ref.num_heads
     gen = torch.Generator().manual_seed(61)
     B, N_q, N_k = 2, 4, 6
     x_q = torch.randn(B, N_q, d_model, generator=gen, dtype=torch.float32)  # [B, N_q, d_model]
@@ -346,33 +386,9 @@ def check_multi_head_attention(module: Union[nn.Module, type]) -> bool:
         problem = _pair_problem(result, (B, n_q, d_model), (B, heads, n_q, N_k))
         if problem:
             return say(False, f"{case}: {problem}")
-        out, weights = result
-        with torch.no_grad():
-            ref_out, ref_w = ref(q_in, kv_in, kv_in, m)
-            Q = ref.split_heads(ref.W_q(q_in))  # [B, h, N_q, d_k]
-            K = ref.split_heads(ref.W_k(kv_in))  # [B, h, N_k, d_k]
-            V = ref.split_heads(ref.W_v(kv_in))  # [B, h, N_k, d_k]
-            Q_bad = ref.W_q(q_in).reshape(B, heads, n_q, d_k)  # split without transpose
-            K_bad = ref.W_k(kv_in).reshape(B, heads, N_k, d_k)
-        if _max_diff(weights, ref_w) > TOL:
-            if _max_diff(weights, scaled_dot_product_attention(Q_bad, K_bad, K_bad, m)[1]) <= TOL:
-                return say(False, f"{case}: splitting heads went wrong: you viewed [batch, seq, d_model] straight "
-                                      "as [batch, heads, seq, d_k], which mixes tokens into heads. view to "
-                                      "[batch, seq, heads, d_k] first, then transpose(1, 2)")
-            problem = _weights_problem(weights, Q, K, m)
-            return say(False, f"{case}: {problem or 'the weights differ from the reference'}")
-        if _max_diff(out, ref_out) > TOL:
-            heads_out = ref_w @ V  # [B, h, N_q, d_k]
-            with torch.no_grad():
-                no_transpose = ref.W_o(heads_out.reshape(B, n_q, d_model))  # merge without transpose
-            concat = ref.merge_heads(heads_out)  # [B, N_q, d_model]
-            if _max_diff(out, no_transpose) <= TOL:
-                return say(False, f"{case}: weights match, but merging heads mixes tokens: transpose(1, 2) "
-                                      "before .contiguous().view(batch, seq, d_model)")
-            if _max_diff(out, concat) <= TOL:
-                return say(False, f"{case}: weights match, but the output skips the final projection W_o")
-            return say(False, f"{case}: weights match but the output differs from the reference by up to "
-                                  f"{_max_diff(out, ref_out):.4g}")
+        problem = _mha_output_problem(ref, result, q_in, kv_in, m)
+        if problem:
+            return say(False, f"{case}: {problem}")
     problem = _gradient_problem(learner, (x_q, x_kv, x_kv), mask, ("query", "key", "value"), ref)
     if problem:
         return say(False, problem)
