@@ -1,14 +1,21 @@
-"""attnlib.viz: every builder's data equals attnlib's computation; bad inputs raise ValueError."""
+"""attnlib.viz builders: every figure's data equals attnlib's computation; bad inputs raise ValueError.
+
+Traces are read by name (viz.trace), as notebooks read them. The conversions are tested in test_viz_convert.py.
+"""
+import ast
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
 import pytest
 import torch
 
 import attnlib as al
 from attnlib import viz
+from attnlib.viz.saturation import BAR_COLOR, MARKER_NAME
 
 TOKENS = ["The", "cat", "sat", "on", "the", "mat"]
 
@@ -29,8 +36,39 @@ def _titles(fig):
     return layout.title.text, [a.title.text for a in axes if a.visible is not False]
 
 
-def test_renderer_stores_only_plotly_json():
-    assert pio.renderers.default == "plotly_mimetype"
+def _head(fig, h=1):
+    """The weights trace of head h (1-based) of a heatmap or head grid."""
+    return viz.trace(fig, f"head {h}")
+
+
+def _masked(fig, h=1):
+    """The mask layer of head h."""
+    return viz.trace(fig, f"masked (head {h})")
+
+
+def _curves(d_ks, n_keys, seed=0):
+    """Scaled and unscaled saturation curves, as the caller of saturation_figure computes them."""
+    return {kind: al.saturation_curve(list(d_ks), scaled=kind == "scaled", n_keys=n_keys, n_queries=64, seed=seed)
+            for kind in ("scaled", "unscaled")}
+
+
+def test_importing_viz_changes_no_plotly_setting():
+    # In a Jupyter kernel plotly's own default, "plotly_mimetype", saves figures as JSON only (nbval checks
+    # the committed outputs); viz must not override it, e.g. where another renderer is the right one.
+    code = ("import plotly.io as pio; before = pio.renderers.default; import attnlib.viz; "
+            "assert pio.renderers.default == before, (before, pio.renderers.default)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_figure_modules_never_compute_attention():
+    for path in Path(viz.__file__).parent.glob("*.py"):
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                imported.add("." * node.level + (node.module or ""))
+        assert not imported & {"torch", "..core", "attnlib.core", "..modules", "..efficient"}, (path.name, imported)
 
 
 # ---------------------------------------------------------------- heatmap
@@ -40,22 +78,22 @@ def test_heatmap_z_equals_weights_and_layout():
     w = _attention()[0]  # [6, 6]
     fig = viz.heatmap_figure(w, TOKENS, TOKENS)
     assert isinstance(fig, go.Figure)
-    np.testing.assert_array_equal(np.asarray(fig.data[0].z), np.round(w.numpy().astype(np.float64), 4))
+    np.testing.assert_array_equal(np.asarray(_head(fig).z), np.round(w.numpy().astype(np.float64), 4))
     # queries top to bottom, keys left to right, token labels (duplicates like "the"/"The" kept apart)
     assert list(fig.layout.yaxis.range) == [5.5, -0.5]
     assert list(fig.layout.xaxis.range) == [-0.5, 5.5]
     assert list(fig.layout.xaxis.ticktext) == TOKENS and list(fig.layout.yaxis.ticktext) == TOKENS
     # fixed 0-1 colour range on a colour-blind-safe scale, shared by the weight trace
-    assert fig.data[0].coloraxis == "coloraxis"
+    assert _head(fig).coloraxis == "coloraxis"
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0, 1)
     assert fig.layout.coloraxis.colorscale[0][1].lower() == "#440154"  # Viridis
     # hover: query token, key token and weight
-    custom = np.asarray(fig.data[0].customdata)
+    custom = np.asarray(_head(fig).customdata)
     assert custom[2, 4].tolist() == ["sat", "the"]
-    assert "customdata[0]" in fig.data[0].hovertemplate and "customdata[1]" in fig.data[0].hovertemplate
-    assert "%{z" in fig.data[0].hovertemplate
+    assert "customdata[0]" in _head(fig).hovertemplate and "customdata[1]" in _head(fig).hovertemplate
+    assert "%{z" in _head(fig).hovertemplate
     # no mask: the mask layer is hidden
-    assert fig.data[1].visible is False
+    assert _masked(fig).visible is False
     title, axis_titles = _titles(fig)
     assert title and "key →" in axis_titles and "← query" in axis_titles
 
@@ -64,15 +102,15 @@ def test_heatmap_marks_masked_cells():
     mask = al.causal_mask(6)  # [6, 6]
     w = _attention(mask=mask)[0]  # [6, 6]
     fig = viz.heatmap_figure(w, TOKENS, TOKENS, mask=mask)
-    z = np.asarray(fig.data[0].z)
+    z = np.asarray(_head(fig).z)
     np.testing.assert_array_equal(z, np.round(w.numpy().astype(np.float64), 4))
     assert np.all(z[~mask.numpy()] == 0)  # the weight under a masked cell is exactly 0 ...
-    layer = np.asarray(fig.data[1].z)
+    layer = np.asarray(_masked(fig).z)
     np.testing.assert_array_equal(layer, (~mask).numpy().astype(float))  # ... and it is marked
-    assert fig.data[1].visible is True
-    assert fig.data[1].colorscale[-1][1] == viz.MASK_COLOR
-    assert fig.data[1].colorscale[0][1] == "rgba(0,0,0,0)"  # unmasked cells show the weight through
-    text = np.asarray(fig.data[1].text)
+    assert _masked(fig).visible is True
+    assert _masked(fig).colorscale[-1][1] == viz.MASK_COLOR
+    assert _masked(fig).colorscale[0][1] == "rgba(0,0,0,0)"  # unmasked cells show the weight through
+    text = np.asarray(_masked(fig).text)
     assert text[0, 5] == "×" and text[5, 0] == ""  # cells are large at N = 6: marked without colour too
     assert any(a.visible and "masked" in a.text for a in fig.layout.annotations)
 
@@ -81,7 +119,7 @@ def test_heatmap_accepts_padding_mask_shape():
     mask = al.padding_mask([4], 6)  # [1, 1, 1, 6]
     w = _attention(mask=mask[0])[0]  # [6, 6]
     fig = viz.heatmap_figure(w, TOKENS, TOKENS, mask=mask)
-    layer = np.asarray(fig.data[1].z)
+    layer = np.asarray(_masked(fig).z)
     assert layer[:, 4:].min() == 1 and layer[:, :4].max() == 0
 
 
@@ -114,15 +152,15 @@ def test_head_grid_one_subplot_per_head_shared_colour_bar():
     w = _attention(heads=3, mask=mask)  # [3, 6, 6]
     fig = viz.head_grid_figure(w, TOKENS, TOKENS, mask=mask, slots=4)
     for h in range(3):
-        np.testing.assert_array_equal(np.asarray(fig.data[2 * h].z), np.round(w[h].numpy().astype(np.float64), 4))
-        np.testing.assert_array_equal(np.asarray(fig.data[2 * h + 1].z), (~mask).numpy().astype(float))
-        assert fig.data[2 * h].xaxis == ("x" if h == 0 else f"x{h + 1}")
-        assert fig.data[2 * h].visible and fig.layout.annotations[h].text == f"head {h + 1}"
+        np.testing.assert_array_equal(np.asarray(_head(fig, h + 1).z), np.round(w[h].numpy().astype(np.float64), 4))
+        np.testing.assert_array_equal(np.asarray(_masked(fig, h + 1).z), (~mask).numpy().astype(float))
+        assert _head(fig, h + 1).xaxis == _masked(fig, h + 1).xaxis == ("x" if h == 0 else f"x{h + 1}")
+        assert _head(fig, h + 1).visible and fig.layout.annotations[h].text == f"head {h + 1}"
     # one colour axis for all heads, and no trace has its own colour bar
-    assert {fig.data[2 * h].coloraxis for h in range(3)} == {"coloraxis"}
-    assert all(t.showscale in (None, False) for t in fig.data[1::2])
+    assert {_head(fig, h).coloraxis for h in (1, 2, 3)} == {"coloraxis"}
+    assert all(_masked(fig, h).showscale in (None, False) for h in (1, 2, 3, 4))
     # the spare slot is hidden and parked so it cannot cover the others
-    assert fig.data[6].visible is False and fig.layout.xaxis4.visible is False
+    assert _head(fig, 4).visible is False and fig.layout.xaxis4.visible is False
     assert fig.layout.xaxis4.domain[0] > 0.99
     # visible subplots do not overlap
     boxes = [(tuple(fig.layout[f"xaxis{'' if h == 0 else h + 1}"].domain),
@@ -141,13 +179,13 @@ def test_update_head_grid_in_place_changes_heads_and_values():
     viz.update_head_grid(fig, w2, TOKENS[:4], TOKENS[:4], mask=al.causal_mask(4))
     assert len(fig.data) == 8  # same figure, same traces
     for h in range(4):
-        np.testing.assert_array_equal(np.asarray(fig.data[2 * h].z), np.round(w2[h].numpy().astype(np.float64), 4))
-        assert fig.data[2 * h].visible and fig.data[2 * h + 1].visible
+        np.testing.assert_array_equal(np.asarray(_head(fig, h + 1).z), np.round(w2[h].numpy().astype(np.float64), 4))
+        assert _head(fig, h + 1).visible and _masked(fig, h + 1).visible
     assert list(fig.layout.xaxis3.ticktext) == TOKENS[:4]
     # only the weights changed: the fast path rewrites z
     w3 = _attention(n=4, heads=4, seed=2)
     viz.update_head_grid(fig, w3, TOKENS[:4], TOKENS[:4], mask=al.causal_mask(4))
-    np.testing.assert_array_equal(np.asarray(fig.data[6].z), np.round(w3[3].numpy().astype(np.float64), 4))
+    np.testing.assert_array_equal(np.asarray(_head(fig, 4).z), np.round(w3[3].numpy().astype(np.float64), 4))
 
 
 @pytest.mark.parametrize(
@@ -182,21 +220,22 @@ def test_saturation_figure_curves_equal_saturation_curve():
     d_ks = (1, 4, 16, 64)
     row = _attention(n=8)[0, 3]  # [8]
     current = {"entropy": 1.23456, "max_weight": 0.5, "jacobian_norm": 0.25}
-    fig = viz.saturation_figure(row, k_tokens=list("abcdefgh"), d_k=16, n_keys=8, d_k_values=d_ks,
-                                current=current, seed=3)
-    np.testing.assert_array_equal(np.asarray(fig.data[0].y), np.round(row.numpy().astype(np.float64), 4))
-    for scaled, offset in ((True, 1), (False, 2)):
-        ref = al.saturation_curve(list(d_ks), scaled=scaled, n_keys=8, n_queries=viz._SAT_N_QUERIES, seed=3)
-        for i, key in enumerate(("entropy", "max_weight", "jacobian_norm")):
-            trace = fig.data[offset + 2 * i]
+    curves = _curves(d_ks, n_keys=8, seed=3)
+    fig = viz.saturation_figure(row, curves, k_tokens=list("abcdefgh"), d_k=16, current=current)
+    np.testing.assert_array_equal(np.asarray(viz.trace(fig, "weight").y), np.round(row.numpy().astype(np.float64), 4))
+    for scaled, name in ((True, "scaled by 1/√d_k"), (False, "unscaled")):
+        ref = curves["scaled" if scaled else "unscaled"]
+        for axis, key in zip(("x2", "x3", "x4"), ("entropy", "max_weight", "jacobian_norm")):
+            trace = viz.trace(fig, name, xaxis=axis)
             assert list(trace.x) == list(d_ks)
             np.testing.assert_allclose(np.asarray(trace.y), np.round(ref[key], 4), atol=1e-12)
             assert trace.line.dash == ("solid" if scaled else "dash")
     # unscaled attention saturates: entropy falls and max weight rises with d_k; scaled stays put
-    unscaled_entropy = np.asarray(fig.data[2].y)
+    unscaled_entropy = np.asarray(viz.trace(fig, "unscaled", xaxis="x2").y)
     assert unscaled_entropy[-1] < 0.5 * unscaled_entropy[0]
-    assert np.asarray(fig.data[1].y).min() > 0.8 * np.asarray(fig.data[1].y).max()
-    assert [fig.data[7 + i].y[0] for i in range(3)] == [1.2346, 0.5, 0.25]
+    scaled_entropy = np.asarray(viz.trace(fig, "scaled by 1/√d_k", xaxis="x2").y)
+    assert scaled_entropy.min() > 0.8 * scaled_entropy.max()
+    assert [viz.trace(fig, MARKER_NAME, xaxis=a).y[0] for a in ("x2", "x3", "x4")] == [1.2346, 0.5, 0.25]
     assert all(s.visible and s.x0 == 16 for s in fig.layout.shapes)
     assert fig.layout.title.text
     for axis in ("xaxis", "xaxis2", "xaxis3", "xaxis4", "yaxis", "yaxis2", "yaxis3", "yaxis4"):
@@ -205,30 +244,46 @@ def test_saturation_figure_curves_equal_saturation_curve():
 
 
 def test_update_saturation_marks_masked_keys_and_moves_marker():
-    fig = viz.saturation_figure(torch.full((4,), 0.25), d_k=4, n_keys=4, d_k_values=(1, 4, 16))
+    fig = viz.saturation_figure(torch.full((4,), 0.25), _curves((1, 4, 16), n_keys=4), d_k=4)
     viz.update_saturation(fig, torch.tensor([0.5, 0.5, 0.0, 0.0]), row_mask=torch.tensor([1, 1, 0, 0]), d_k=1)
-    assert list(fig.data[0].marker.color) == [viz._BAR_COLOR] * 2 + [viz.MASK_COLOR] * 2
+    assert list(viz.trace(fig, "weight").marker.color) == [BAR_COLOR] * 2 + [viz.MASK_COLOR] * 2
     assert fig.layout.shapes[0].x0 == 1
-    assert fig.data[7].x == (None,)  # no `current` given: markers hidden
+    assert viz.trace(fig, MARKER_NAME, xaxis="x2").x == (None,)  # no `current` given: markers hidden
+
+
+def _fake_curves(scaled_d_k=(1, 2), unscaled_d_k=(1, 2)):
+    """Curves of the right form on the given d_k grids (values arbitrary)."""
+    def curve(d_ks):
+        return {"d_k": list(d_ks), **{key: [0.5] * len(d_ks) for key in ("entropy", "max_weight", "jacobian_norm")}}
+    return {"scaled": curve(scaled_d_k), "unscaled": curve(unscaled_d_k)}
 
 
 @pytest.mark.parametrize(
     "kwargs, word",
     [
         (dict(row_weights=torch.full((2, 4), 0.25)), "row_weights"),
-        (dict(d_k_values=(4, 2)), "d_k_values"),
-        (dict(d_k_values=(0, 2)), "d_k_values"),
+        (dict(curves=_fake_curves((4, 2), (4, 2))), "curves"),  # not increasing
+        (dict(curves=_fake_curves((0, 2), (0, 2))), "curves"),  # d_k < 1
+        (dict(curves=_fake_curves((1, 2), (1, 4))), "curves"),  # two grids
+        (dict(curves={"scaled": _fake_curves()["scaled"]}), "curves"),  # unscaled missing
         (dict(d_k=0), "d_k"),
-        (dict(n_keys=0), "n_keys"),
         (dict(k_tokens=["a"]), "k_tokens"),
         (dict(d_k=4, current={"entropy": 1.0}), "current"),
     ],
 )
 def test_saturation_bad_input_names_the_argument(kwargs, word):
-    args = dict(row_weights=torch.full((4,), 0.25), d_k_values=(1, 2))
+    args = dict(row_weights=torch.full((4,), 0.25), curves=_fake_curves())
     args.update(kwargs)
     with pytest.raises(ValueError, match=word):
-        viz.saturation_figure(args.pop("row_weights"), **args)
+        viz.saturation_figure(args.pop("row_weights"), args.pop("curves"), **args)
+
+
+def test_update_saturation_rejects_curves_of_another_grid_and_other_figures():
+    fig = viz.saturation_figure(torch.full((4,), 0.25), _fake_curves())
+    with pytest.raises(ValueError, match="curves"):
+        viz.update_saturation(fig, torch.full((4,), 0.25), curves=_fake_curves((1, 4), (1, 4)))
+    with pytest.raises(ValueError, match="fig"):
+        viz.update_saturation(viz.heatmap_figure(torch.eye(2), ["a", "b"], ["a", "b"]), torch.full((4,), 0.25))
 
 
 # ---------------------------------------------------------------- score histogram
@@ -243,18 +298,22 @@ def test_score_histogram_densities_and_normal_curve():
     assert len(fig.data) == 3
     lo, hi = min(float(raw.min()), -4.0), max(float(raw.max()), 4.0)
     edges = np.linspace(lo, hi, 31)
-    for trace, series in zip(fig.data[:2], (raw, raw / math.sqrt(d_k))):
+    bars = [t for t in fig.data if t.type == "bar"]  # one per series, in order
+    for trace, series in zip(bars, (raw, raw / math.sqrt(d_k))):
         density, _ = np.histogram(series.numpy().astype(np.float64), bins=edges, density=True)
         np.testing.assert_allclose(np.asarray(trace.y), np.round(density, 4), atol=1e-12)
-    assert "unscaled (var" in fig.data[0].name and "scaled (var" in fig.data[1].name
-    var_unscaled = float(fig.data[0].name.split("var ")[1].rstrip(")"))
-    var_scaled = float(fig.data[1].name.split("var ")[1].rstrip(")"))
+    assert "unscaled (var" in bars[0].name and "scaled (var" in bars[1].name
+    var_unscaled = float(bars[0].name.split("var ")[1].rstrip(")"))
+    var_scaled = float(bars[1].name.split("var ")[1].rstrip(")"))
     assert abs(var_unscaled / d_k - 1) < 0.15 and abs(var_scaled - 1) < 0.15  # Var(q·k) ≈ d_k
-    normal = fig.data[2]
+    normal = viz.trace(fig, "N(0, 1) density")
     assert max(normal.y) == pytest.approx(1 / math.sqrt(2 * math.pi), abs=1e-3)
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text and fig.layout.title.text
     viz.update_score_histogram(fig, {"a": raw * 0.5, "b": raw})
-    assert fig.data[0].name.startswith("a (var")
+    first = next(t for t in fig.data if t.type == "bar")
+    assert first.name.startswith("a (var")
+    viz.update_score_histogram(fig, {"<b>": raw, "b": raw})
+    assert "<extra>&lt;b&gt;</extra>" in first.hovertemplate  # labels escaped in hover text
 
 
 @pytest.mark.parametrize("scores, kwargs, word", [
@@ -293,13 +352,15 @@ def test_convex_hull_figure_output_is_weighted_sum_inside_hull():
     q, k = torch.randn(1, 2, generator=gen), torch.randn(7, 2, generator=gen)
     out, w = al.scaled_dot_product_attention(q, k, values)  # [1, 2], [1, 7]
     fig = viz.convex_hull_figure(values, w[0], tokens=list("abcdefg"))
-    assert (fig.data[2].x[0], fig.data[2].y[0]) == pytest.approx((float(out[0, 0]), float(out[0, 1])), abs=1e-4)
+    output = viz.trace(fig, "output Σ w_j v_j")
+    assert (output.x[0], output.y[0]) == pytest.approx((float(out[0, 0]), float(out[0, 1])), abs=1e-4)
     hull = viz.convex_hull(values.numpy())
-    closed = np.stack([fig.data[0].x, fig.data[0].y], axis=1)
+    outline = viz.trace(fig, "convex hull")
+    closed = np.stack([outline.x, outline.y], axis=1)
     np.testing.assert_allclose(closed[:-1], np.round(hull, 4))
     np.testing.assert_allclose(closed[0], closed[-1])
     assert _inside(out[0].numpy(), hull)
-    assert list(fig.data[1].text) == list("abcdefg")
+    assert list(viz.trace(fig, "value vectors v_j").text) == list("abcdefg")
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text and fig.layout.title.text
 
 
@@ -316,25 +377,23 @@ def test_convex_hull_figure_bad_input(values, weights, word):
 # ---------------------------------------------------------------- complexity
 
 
-def test_complexity_figure_both_input_forms():
+def test_complexity_figure_data_and_log_axes():
     results = {"naive": {"n": [128, 256], "time_ms": [1.0, 4.0], "memory_mb": [2.0, 8.0]},
                "linear": {"n": [128, 256, 512], "time_ms": [1.0, 2.0, 4.123456]}}
     fig = viz.complexity_figure(results)
     assert [t.name for t in fig.data] == ["naive", "naive", "linear", "linear"]
-    assert list(fig.data[2].y) == [1.0, 2.0, 4.1235]
-    assert list(fig.data[3].y) == [None, None, None]
+    assert list(viz.trace(fig, "linear", xaxis="x").y) == [1.0, 2.0, 4.1235]
+    assert list(viz.trace(fig, "linear", xaxis="x2").y) == [None, None, None]
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == fig.layout.yaxis2.type == "log"
     for axis in ("xaxis", "xaxis2", "yaxis", "yaxis2"):
         assert fig.layout[axis].title.text
-    rows = [{"method": "naive", "n": 128, "time_ms": 1.0, "memory_mb": 2.0},
-            {"method": "naive", "n": 256, "time_ms": 4.0, "memory_mb": 8.0}]
-    fig2 = viz.complexity_figure(rows)
-    assert list(fig2.data[0].x) == [128, 256] and list(fig2.data[1].y) == [2.0, 8.0]
+    assert list(viz.trace(fig, "naive", xaxis="x").x) == [128, 256]
+    assert list(viz.trace(fig, "naive", xaxis="x2").y) == [2.0, 8.0]
 
 
 @pytest.mark.parametrize("results", [
-    {}, "naive", {"naive": {"n": [1, 2], "time_ms": [1.0]}}, {"naive": {"time_ms": [1.0]}},
-    [{"method": "naive", "n": 1}], {"naive": {"n": [1], "time_ms": [-1.0]}},
+    {}, "naive", [{"method": "naive", "n": 1, "time_ms": 1.0}], {"naive": {"n": [1, 2], "time_ms": [1.0]}},
+    {"naive": {"time_ms": [1.0]}}, {"naive": {"n": [1], "time_ms": [-1.0]}},
 ])
 def test_complexity_figure_bad_input(results):
     with pytest.raises(ValueError, match="results"):
@@ -362,9 +421,10 @@ def _every_figure():
     gen = torch.Generator().manual_seed(1)
     yield viz.head_grid_figure(w, TOKENS[:5], TOKENS[:5], mask=al.causal_mask(5), slots=8)
     yield viz.heatmap_figure(w[0], TOKENS[:5], TOKENS[:5])
-    yield viz.saturation_figure(w[0, 2], d_k=16, n_keys=5, current={"entropy": 1 / 3, "max_weight": 2 / 3,
-                                                                    "jacobian_norm": math.pi})
-    yield viz.score_histogram_figure({"raw": torch.randn(500, generator=gen) * 4, "scaled": torch.randn(500, generator=gen)})
+    yield viz.saturation_figure(w[0, 2], _curves((1, 2, 4, 8, 16, 32, 64), n_keys=5), d_k=16,
+                                current={"entropy": 1 / 3, "max_weight": 2 / 3, "jacobian_norm": math.pi})
+    yield viz.score_histogram_figure({"raw": torch.randn(500, generator=gen) * 4,
+                                      "scaled": torch.randn(500, generator=gen)})
     yield viz.convex_hull_figure(torch.randn(6, 2, generator=gen), torch.softmax(torch.randn(6, generator=gen), 0))
     yield viz.qk_space_figure(torch.randn(5, 8, generator=gen), torch.randn(5, 8, generator=gen), TOKENS[:5])
     yield viz.complexity_figure({"naive": {"n": [64, 128], "time_ms": [1 / 3, 2 / 3], "memory_mb": [None, math.e]}})

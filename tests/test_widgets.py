@@ -1,4 +1,7 @@
-"""attnlib.widgets: controls set in code change the figures to the right values, errors stay in the panel."""
+"""attnlib.widgets: controls set in code change the figures to the right values, errors stay in the panel.
+
+Traces are read by name (viz.trace), as notebooks read them.
+"""
 import math
 
 import ipywidgets as W
@@ -9,10 +12,24 @@ import torch
 
 import attnlib as al
 from attnlib import viz, widgets
+from attnlib.viz.saturation import MARKER_NAME
+from attnlib.widgets import explorers, static
 
 
-def _z(fig, trace):
-    return np.asarray(fig.data[trace].z, dtype=np.float64)
+def _z(fig, name="head 1"):
+    """The z of the trace called `name` (default: the weights of head 1)."""
+    return np.asarray(viz.trace(fig, name).z, dtype=np.float64)
+
+
+def _marker_y(fig, axis):
+    """The y of the saturation figure's marker in the subplot of `axis` (x2 entropy, x3 max weight, x4 Jacobian)."""
+    return viz.trace(fig, MARKER_NAME, xaxis=axis).y[0]
+
+
+def _variance(histogram):
+    """The variance in the name of the first bar series of a score histogram."""
+    bar = next(t for t in histogram.data if t.type == "bar")
+    return float(bar.name.split("var ")[1].rstrip(")"))
 
 
 # ---------------------------------------------------------------- LivePanel
@@ -39,29 +56,29 @@ def test_live_panel_updates_in_place_on_every_change():
     assert calls == [(0, False)]  # once at start
     fig = panel.figures[0]
     assert isinstance(fig, go.FigureWidget)
-    np.testing.assert_allclose(_z(fig, 0), 1 / 3, atol=1e-4)
+    np.testing.assert_allclose(_z(fig), 1 / 3, atol=1e-4)
     panel.controls["n"].value = 2
     assert calls[-1] == (2, False)
     assert panel.figures[0] is fig  # same widget, updated in place
     expected = torch.softmax(torch.arange(9.0).view(3, 3) * 2, dim=-1).numpy()
-    np.testing.assert_allclose(_z(fig, 0), np.round(expected, 4))
+    np.testing.assert_allclose(_z(fig), np.round(expected, 4))
     assert panel.status == "" and panel.last_error is None
 
 
 def test_live_panel_error_shows_in_status_and_panel_keeps_working():
     panel, calls = _simple_panel(title="Demo")
-    before = _z(panel.figures[0], 0).copy()
+    before = _z(panel.figures[0]).copy()
     panel.controls["boom"].value = True  # must not raise
     assert panel.status == "⚠ ValueError: boom at n=0"
     assert isinstance(panel.last_error, ValueError)
     assert "boom at n=0" in panel.status_widget.value and "Traceback" not in panel.status_widget.value
-    np.testing.assert_array_equal(_z(panel.figures[0], 0), before)
+    np.testing.assert_array_equal(_z(panel.figures[0]), before)
     panel.controls["n"].value = 1  # still failing: message updated
     assert "n=1" in panel.status
     panel.controls["boom"].value = False  # fixed: next change works and clears the status
     assert panel.status == "" and panel.last_error is None and panel.status_widget.value == ""
     expected = torch.softmax(torch.arange(9.0).view(3, 3) * 1, dim=-1).numpy()
-    np.testing.assert_allclose(_z(panel.figures[0], 0), np.round(expected, 4))
+    np.testing.assert_allclose(_z(panel.figures[0]), np.round(expected, 4))
 
 
 def test_live_panel_error_at_start_is_caught():
@@ -87,6 +104,51 @@ def test_live_panel_main_css_classes():
     assert "al-main-slider" not in panel.controls["boom"]._dom_classes
     other, _ = _simple_panel(title="Other")
     assert "al-main-panel" not in other.widget._dom_classes
+
+
+def test_figures_at_runs_update_on_copies_and_leaves_the_view_alone():
+    panel, calls = _simple_panel(title="Demo")
+    shown, updates = _z(panel.figures[0]).copy(), panel.updates
+    figs = panel.figures_at(n=2)  # boom keeps its current value, False
+    assert calls[-1] == (2, False) and len(figs) == 1
+    assert type(figs[0]) is go.Figure and figs[0] is not panel.figures[0]
+    expected = torch.softmax(torch.arange(9.0).view(3, 3) * 2, dim=-1).numpy()
+    np.testing.assert_allclose(_z(figs[0]), np.round(expected, 4))
+    np.testing.assert_array_equal(_z(panel.figures[0]), shown)  # the displayed figure did not move
+    assert panel.controls["n"].value == 0 and panel.updates == updates and panel.status == ""
+    with pytest.raises(ValueError, match="boom at n=3"):  # what update raised
+        panel.figures_at(n=3, boom=True)
+    assert panel.status == ""  # and the panel knows nothing of it
+    with pytest.raises(ValueError, match="values must name controls"):
+        panel.figures_at(m=1)
+
+
+def test_explorer_figures_at_equals_moving_the_controls():
+    ex = widgets.AttentionExplorer(seq_len=6, heads=2)
+    settings = dict(d_k=32, mask="window", window=1, seed=5, query=3)
+    figs = ex.figures_at(**settings)
+    for name, value in settings.items():
+        ex.controls[name].value = value
+    for static_fig, live in zip(figs, ex.figures):
+        assert static_fig.to_json() == go.Figure(live).to_json()
+
+
+def test_static_constants_shared_with_the_site_builder_are_stable():
+    assert (static.STATIC_ENV, static.SNAPSHOT_MIME, static.NOTE_CLASS, static.BINDER_SLOT) == (
+        "ATTNLIB_STATIC", "application/vnd.attnlib.panel-snapshot+json", "al-static-note", "<!--binder-->")
+
+
+def test_snapshot_names_the_settings_of_enabled_controls(monkeypatch):
+    panel, _ = _simple_panel(title="A <b> title", caption="cap")
+    panel.controls["boom"].disabled = True
+    bundle = static.snapshot_bundle(panel)
+    assert bundle == panel.static_bundle()
+    note = bundle["text/html"]
+    assert note.startswith(f'<div class="{static.NOTE_CLASS}"><b>A &lt;b&gt; title</b>')
+    assert "(static snapshot at n = 0)." in note and static.BINDER_SLOT in note and "boom" not in note
+    assert bundle[static.SNAPSHOT_MIME]["figures"][0]["layout"]["meta"]["kind"] == "head_grid"
+    monkeypatch.setenv(static.STATIC_ENV, "1")
+    assert panel._repr_mimebundle_() == bundle
 
 
 @pytest.mark.parametrize("args, word", [
@@ -138,19 +200,21 @@ def test_explorer_figures_follow_the_controls(explorer):
     assert ref.shape == (3, 6, 6)
     grid, sat = ex.figures
     for h in range(3):
-        np.testing.assert_allclose(_z(grid, 2 * h), np.round(ref[h].numpy(), 4), atol=1e-4)
-        np.testing.assert_array_equal(_z(grid, 2 * h + 1), (~al.window_mask(6, 1)).numpy().astype(float))
-        assert grid.data[2 * h].visible
-    assert not any(grid.data[2 * h].visible for h in range(3, ex.max_heads))
+        np.testing.assert_allclose(_z(grid, f"head {h + 1}"), np.round(ref[h].numpy(), 4), atol=1e-4)
+        np.testing.assert_array_equal(_z(grid, f"masked (head {h + 1})"), (~al.window_mask(6, 1)).numpy().astype(float))
+        assert viz.trace(grid, f"head {h + 1}").visible
+    assert not any(viz.trace(grid, f"head {h + 1}").visible for h in range(3, ex.max_heads))
     assert list(grid.layout.xaxis.ticktext) == res["tokens"] == widgets.EXPLORER_TOKENS[:6]
     # saturation panel: row `query` of head 1, markers at the current d_k with this panel's statistics
-    np.testing.assert_allclose(np.asarray(sat.data[0].y, dtype=float), np.round(ref[0, 2].numpy(), 4), atol=1e-4)
-    assert sat.data[7].x == (32,)
-    assert sat.data[7].y[0] == pytest.approx(float(al.softmax_entropy(ref).mean()), abs=1e-4)
-    assert sat.data[8].y[0] == pytest.approx(float(al.max_weight(ref).mean()), abs=1e-4)
-    assert sat.data[9].y[0] == pytest.approx(float(al.jacobian_norm(ref).mean()), abs=1e-4)
-    curve = al.saturation_curve(list(widgets.D_K_OPTIONS), scaled=True, n_keys=6, n_queries=viz._SAT_N_QUERIES)
-    np.testing.assert_allclose(np.asarray(sat.data[1].y), np.round(curve["entropy"], 4), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(viz.trace(sat, "weight").y, dtype=float), np.round(ref[0, 2].numpy(), 4),
+                               atol=1e-4)
+    assert viz.trace(sat, MARKER_NAME, xaxis="x2").x == (32,)
+    assert _marker_y(sat, "x2") == pytest.approx(float(al.softmax_entropy(ref).mean()), abs=1e-4)
+    assert _marker_y(sat, "x3") == pytest.approx(float(al.max_weight(ref).mean()), abs=1e-4)
+    assert _marker_y(sat, "x4") == pytest.approx(float(al.jacobian_norm(ref).mean()), abs=1e-4)
+    curve = al.saturation_curve(list(widgets.D_K_OPTIONS), scaled=True, n_keys=6, n_queries=explorers.SAT_N_QUERIES)
+    entropy = viz.trace(sat, "scaled by 1/√d_k", xaxis="x2").y
+    np.testing.assert_allclose(np.asarray(entropy), np.round(curve["entropy"], 4), atol=1e-12)
 
 
 def test_explorer_temperature_and_scaling_act_on_the_scores(explorer):
@@ -162,10 +226,10 @@ def test_explorer_temperature_and_scaling_act_on_the_scores(explorer):
     # scaling off at d_k = 4 is the same as temperature 1/2 with scaling on
     ex.controls["d_k"].value = 4
     ex.controls["scaled"].value = False
-    off = _z(ex.figures[0], 0)
+    off = _z(ex.figures[0])
     ex.controls["scaled"].value = True
     ex.controls["temperature"].value = 10 ** ex.controls["temperature"].min  # coldest: sharper than before
-    cold = _z(ex.figures[0], 0)
+    cold = _z(ex.figures[0])
     assert cold.max(axis=1).mean() > off.max(axis=1).mean() - 1e-9
     assert ex.status == ""
     assert base.shape[0] == ex.controls["heads"].value
@@ -175,18 +239,18 @@ def test_explorer_mask_cells_zero_and_marked(explorer):
     ex = explorer
     ex.controls["seq_len"].value = 8
     ex.controls["mask"].value = "causal"
-    z = _z(ex.figures[0], 0)
+    z = _z(ex.figures[0])
     upper = ~al.causal_mask(8).numpy()
     assert np.all(z[upper] == 0) and np.allclose(z.sum(axis=1), 1, atol=1e-3)
-    np.testing.assert_array_equal(_z(ex.figures[0], 1), upper.astype(float))
-    assert ex.figures[0].data[1].visible
+    np.testing.assert_array_equal(_z(ex.figures[0], "masked (head 1)"), upper.astype(float))
+    assert viz.trace(ex.figures[0], "masked (head 1)").visible
     assert ex.controls["window"].disabled and ex.controls["pad"].disabled
     ex.controls["mask"].value = "padding"
     ex.controls["pad"].value = 3
     res = ex.compute(**ex.values())
     assert res["tokens"][-3:] == [widgets.PAD_TOKEN] * 3
     assert not ex.controls["pad"].disabled and ex.controls["window"].disabled
-    z = _z(ex.figures[0], 0)
+    z = _z(ex.figures[0])
     assert np.all(z[:, -3:] == 0)
 
 
@@ -209,10 +273,10 @@ def test_explorer_every_control_extreme_renders(mask):
             assert ex.status == "", f"{name}={value}: {ex.status}"
             values = ex.values()
             n, heads = values["seq_len"], values["heads"]
-            z = _z(ex.figures[0], 0)
+            z = _z(ex.figures[0])
             assert z.shape == (n, n) and np.isfinite(z).all()
             assert np.allclose(z.sum(axis=1), 1, atol=2e-3)
-            assert sum(bool(ex.figures[0].data[2 * h].visible) for h in range(ex.max_heads)) == heads
+            assert sum(bool(viz.trace(ex.figures[0], f"head {h + 1}").visible) for h in range(ex.max_heads)) == heads
             assert ex.controls["query"].max == n - 1
 
 
@@ -222,11 +286,11 @@ def test_explorer_all_padding_and_window_zero():
     res = ex.compute(**ex.values())
     assert res["tokens"] == [widgets.PAD_TOKEN] * 5
     # every key masked: -1e9 everywhere gives uniform rows (not zeros); every cell is marked
-    np.testing.assert_allclose(_z(ex.figures[0], 0), 0.2, atol=1e-4)
-    assert _z(ex.figures[0], 1).min() == 1
+    np.testing.assert_allclose(_z(ex.figures[0]), 0.2, atol=1e-4)
+    assert _z(ex.figures[0], "masked (head 1)").min() == 1
     ex.controls["mask"].value = "window"
     ex.controls["window"].value = 0
-    np.testing.assert_allclose(_z(ex.figures[0], 0), np.eye(5), atol=1e-4)  # only the diagonal
+    np.testing.assert_allclose(_z(ex.figures[0]), np.eye(5), atol=1e-4)  # only the diagonal
 
 
 def test_explorer_error_in_update_stays_in_panel(explorer, monkeypatch):
@@ -241,7 +305,7 @@ def test_explorer_error_in_update_stays_in_panel(explorer, monkeypatch):
     monkeypatch.undo()
     ex.controls["seed"].value = 12
     assert ex.status == ""
-    np.testing.assert_allclose(_z(ex.figures[0], 0), np.round(_reference(ex, ex.values())[1][0].numpy(), 4),
+    np.testing.assert_allclose(_z(ex.figures[0]), np.round(_reference(ex, ex.values())[1][0].numpy(), 4),
                                atol=1e-4)
 
 
@@ -270,16 +334,14 @@ def test_explorer_display_and_main_classes(explorer):
 def test_saturation_explorer_follows_controls():
     sx = widgets.SaturationExplorer(d_k=64, scaled=False, n_keys=8)
     assert sx.status == ""
-    var = float(sx.figures[1].data[0].name.split("var ")[1].rstrip(")"))
-    assert 0.8 * 64 < var < 1.2 * 64  # unscaled: Var(q·k) ≈ d_k
+    assert 0.8 * 64 < _variance(sx.figures[1]) < 1.2 * 64  # unscaled: Var(q·k) ≈ d_k
     sx.controls["scaled"].value = True
-    var = float(sx.figures[1].data[0].name.split("var ")[1].rstrip(")"))
-    assert 0.8 < var < 1.2  # scaled: ≈ 1
+    assert 0.8 < _variance(sx.figures[1]) < 1.2  # scaled: ≈ 1
     res = sx.compute(**sx.values())
-    np.testing.assert_allclose(np.asarray(sx.figures[0].data[0].y, dtype=float),
+    np.testing.assert_allclose(np.asarray(viz.trace(sx.figures[0], "weight").y, dtype=float),
                                np.round(res["weights"][0].numpy(), 4), atol=1e-4)
-    assert sx.figures[0].data[7].y[0] == pytest.approx(float(al.softmax_entropy(res["weights"]).mean()), abs=1e-4)
-    assert sx.figures[0].data[7].x == (64,)
+    assert _marker_y(sx.figures[0], "x2") == pytest.approx(float(al.softmax_entropy(res["weights"]).mean()), abs=1e-4)
+    assert viz.trace(sx.figures[0], MARKER_NAME, xaxis="x2").x == (64,)
     # the weights are the softmax of the scores divided by the temperature
     sx.controls["temperature"].value = 10.0 ** 1.0
     res = sx.compute(**sx.values())
@@ -293,7 +355,7 @@ def test_saturation_explorer_extremes_render():
         for value in _extremes(control):
             control.value = value
             assert sx.status == "", f"{name}={value}: {sx.status}"
-            assert np.isfinite(np.asarray(sx.figures[0].data[0].y, dtype=float)).all()
+            assert np.isfinite(np.asarray(viz.trace(sx.figures[0], "weight").y, dtype=float)).all()
 
 
 # ---------------------------------------------------------------- LiveFigure (browser message handling)
@@ -305,8 +367,10 @@ def test_live_figure_sends_nothing_before_a_view_draws_then_everything(monkeypat
     sent = []
     monkeypatch.setattr(BaseFigureWidget, "_send_update_msg", lambda self, *a, **k: sent.append(a))
     monkeypatch.setattr(BaseFigureWidget, "_send_restyle_msg", lambda self, *a, **k: sent.append(a))
+    monkeypatch.setattr(BaseFigureWidget, "_send_relayout_msg", lambda self, *a, **k: sent.append(a))
     fig = widgets.LiveFigure(go.Figure(go.Scatter(y=[1, 2])))
     fig.data[0].y = [3, 4]
+    fig.layout.width = 300  # outside a batch: a relayout message
     with fig.batch_update():
         fig.layout.title = "t"
     assert sent == [] and not fig.rendered
@@ -330,5 +394,5 @@ def test_panel_replaces_a_figure_the_browser_stopped_answering():
     assert new is not old and isinstance(new, widgets.LiveFigure) and not new.rendered
     assert panel.figures_box.children[0] is new
     expected = torch.softmax(torch.arange(9.0).view(3, 3) * 3, dim=-1).numpy()
-    np.testing.assert_allclose(_z(new, 0), np.round(expected, 4))
+    np.testing.assert_allclose(_z(new), np.round(expected, 4))
     assert panel.status == ""

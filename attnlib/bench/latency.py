@@ -75,8 +75,8 @@ def _rebuild(explorer: Any, events: list[tuple[str, Any]]) -> list[float]:
     import plotly.graph_objects as go
 
     from attnlib import viz
-    from attnlib.viz import single_thread
-    from attnlib.widgets import D_K_OPTIONS, row_stats
+    from attnlib.measure import single_thread
+    from attnlib.widgets import D_K_OPTIONS, row_stats, saturation_curves
 
     values = explorer.values()
     times = []
@@ -86,12 +86,13 @@ def _rebuild(explorer: Any, events: list[tuple[str, Any]]) -> list[float]:
         with single_thread():
             res = explorer.compute(**values)
             stats = row_stats(res["weights"])
-        n, row = values["seq_len"], min(values["query"], values["seq_len"] - 1)
+            curves = saturation_curves(D_K_OPTIONS, values["seq_len"])
+        row = min(values["query"], values["seq_len"] - 1)
         figures = [
             viz.head_grid_figure(res["weights"], res["tokens"], res["tokens"], mask=res["mask"],
                                  slots=explorer.max_heads, width=440),
-            viz.saturation_figure(res["weights"][0, row], k_tokens=res["tokens"], d_k=values["d_k"], n_keys=n,
-                                  d_k_values=D_K_OPTIONS, current=stats, row_mask=res["mask"][row], width=400),
+            viz.saturation_figure(res["weights"][0, row], curves, k_tokens=res["tokens"], d_k=values["d_k"],
+                                  current=stats, row_mask=res["mask"][row], width=400),
         ]
         widgets_ = [go.FigureWidget(f) for f in figures]
         old = explorer.figures_box.children
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {os.cpu_count()} CPUs, load average {load:.1f} (numbers are noisy on a busy machine)")
     print(f"in place  ({len(in_place)} events: d_k, temperature, seed in turn): "
           f"p50 {p50:.2f} ms, p95 {p95:.2f} ms, max {max(in_place):.2f} ms")
-    print(f"          CPU time of this process per event (the work itself; an idle machine's wall clock approaches it): "
+    print("          CPU time of this process per event (the work itself; an idle machine's wall clock approaches it): "
           f"p50 {_percentile(cpu, 50):.2f} ms, p95 {_percentile(cpu, 95):.2f} ms")
     print(f"rebuilt   ({len(rebuild)} events, new figures + FigureWidgets): p50 {rebuild_p50:.2f} ms")
     ok_p95, ok_speed = p95 <= P95_TARGET_MS, speedup >= SPEEDUP_TARGET

@@ -1,0 +1,67 @@
+"""The look every figure shares (colours, font, layout base, ticks) and how figures are read: by trace name."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import plotly.graph_objects as go
+
+OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
+HEATMAP_COLORSCALE = "Viridis"  # perceptually uniform, readable with colour-vision deficiencies
+MASK_COLOR = "#c8c8c8"  # light grey: not on the Viridis scale, so "masked" never reads as a weight
+FONT = dict(family="Arial, sans-serif", size=12)
+
+
+def layout_base(title: str, **kwargs: Any) -> dict:
+    """The common layout: title at the top left, white background, readable font.
+
+    Args: title: figure title. kwargs: more layout properties (width, height, margin, ...).
+    Returns: a dict for `fig.update_layout(**...)`.
+    """
+    layout = dict(title=dict(text=title, x=0.02, xanchor="left", font=dict(size=15)), font=FONT,
+                  template="plotly_white", margin=dict(l=60, r=20, t=60, b=50))
+    layout.update(kwargs)
+    return layout
+
+
+def legend_below(y: float) -> dict:
+    """A horizontal legend under the plot, its top `y` (a negative fraction of the plot height) below the plot."""
+    return dict(orientation="h", x=0, y=y, xanchor="left", yanchor="top")
+
+
+def ticks(tokens: list[str], px: float) -> tuple[list[int], list[str]]:
+    """Tick positions and labels: every token if they fit in `px` pixels (~13 px each), else every k-th.
+
+    Args: tokens: the labels. px: the pixels the axis has.
+    Returns: (tick positions, tick labels).
+    """
+    step = max(1, math.ceil(len(tokens) * 13 / max(px, 1.0)))
+    vals = list(range(0, len(tokens), step))
+    return vals, [tokens[i] for i in vals]
+
+
+def figure_meta(fig: go.Figure, kind: str, builder: str) -> dict:
+    """`fig.layout.meta` if `fig` was made by `builder` (its meta names `kind`), else raise naming fig.
+
+    Args: fig: a figure or FigureWidget. kind: the meta kind the builder writes. builder: its name, for the message.
+    Returns: the meta dict.
+    """
+    meta = fig.layout.meta
+    if not isinstance(meta, dict) or meta.get("kind") != kind:
+        raise ValueError(f"fig must be a figure made by {builder}")
+    return meta
+
+
+def trace(fig: go.Figure, name: str, **props: Any) -> Any:
+    """The one trace of `fig` called `name` whose other properties equal `props` (e.g. xaxis="x2").
+
+    Builders and notebooks find traces by name, never by position, so a notebook may add traces of its
+    own. Head grids name theirs "head 1", "masked (head 1)", ...; each builder's module lists its names.
+
+    Args: fig: a figure or FigureWidget. name: the trace's name. props: more properties to match.
+    Returns: the trace (assigning to it updates the figure).
+    """
+    found = [t for t in fig.data if t.name == name and all(t[k] == v for k, v in props.items())]
+    if len(found) != 1:
+        raise ValueError(f"fig must hold exactly one trace named {name!r} with {props}, found {len(found)}")
+    return found[0]
