@@ -109,13 +109,13 @@ def shots() -> Path:
 def ran(notebook, lab, browser, browser_context_args, shots):
     """`notebook` opened in JupyterLab and run with Run All, once for the tests that look at it.
 
-    Yields the NotebookPage with `run` (the RunAll result); screenshots are taken when its tests are done.
+    Yields the NotebookPage (its Run All result is `.run`); screenshots are taken when its tests are done.
     """
     context = browser.new_context(**browser_context_args)
     nb = NotebookPage(context.new_page(), lab, notebook.name)
     try:
         nb.open(workspace=f"browser-test-{notebook.stem}")
-        nb.run = nb.run_all()
+        nb.run_all()
         yield nb
         try:
             nb.screenshots(shots, notebook.name[:2])

@@ -154,6 +154,7 @@ class NotebookPage:
         self.page, self.server, self.name = page, server, name
         self.page_errors: list[str] = []
         self.console_errors: list[str] = []
+        self.run: RunAll | None = None  # the last Run All
         page.on("pageerror", lambda e: self.page_errors.append(str(e)))
         page.on("console", self._console)
         page.set_default_timeout(30_000)
@@ -195,7 +196,11 @@ class NotebookPage:
         self.page.get_by_role("menuitem", name=item, exact=True).click()
 
     def run_all(self, timeout_s: float = 180) -> RunAll:
-        """Clear every output, Run All, wait until it ends (the sentinel cell ran, a cell raised, the kernel died)."""
+        """Clear every output, Run All, wait until it ends (the sentinel cell ran, a cell raised, the kernel died).
+
+        Returns:
+            What the run left in the page (also kept as `self.run`).
+        """
         self.menu("Edit", "Clear Outputs of All Cells")
         self.wait_for(PROGRESS_JS, lambda s: s["outputs"] == 0, 10, "cleared outputs", SENTINEL)
         self.menu("Run", "Run All Cells")
@@ -210,8 +215,9 @@ class NotebookPage:
         errors = [t for t in state["stderr"] if "Traceback" in t or re.search(r"^\w*(Error|Exception)\b", t, re.M)]
         unrun = [i for i, c in enumerate(state["cells"])
                  if not c["empty"] and not re.fullmatch(r"\[\d+\]:", c["prompt"])]
-        return RunAll(errors, [t for t in state["stderr"] if t not in errors], unrun, progress["done"],
-                      progress["status"] == "dead")
+        self.run = RunAll(errors, [t for t in state["stderr"] if t not in errors], unrun, progress["done"],
+                          progress["status"] == "dead")
+        return self.run
 
     def main_panel(self, timeout_s: float = 30) -> dict:
         """Wait for the main panel's heatmap and slider handle; return PANEL_JS's state (check "panels" == 1)."""
