@@ -13,8 +13,7 @@ from .core import scaled_dot_product_attention
 class MultiHeadAttention(nn.Module):
     """Concat(head_1..head_h) W_o with head_i = Attention(Q W_q^i, K W_k^i, V W_v^i).
 
-    Submodules are named `W_q`, `W_k`, `W_v`, `W_o` (nn.Linear with bias), so a state_dict
-    loads into the article's class and back.
+    Submodules `W_q`, `W_k`, `W_v`, `W_o` (nn.Linear with bias): a state_dict loads into the article's class.
     """
 
     def __init__(self, d_model: int, num_heads: int):
@@ -38,9 +37,7 @@ class MultiHeadAttention(nn.Module):
         """Raise unless `x` is [batch, seq, d_model]."""
         tensor(name, x, 0, f"[batch, seq, d_model={self.d_model}]")
         if x.dim() != 3 or x.size(-1) != self.d_model:
-            raise ValueError(
-                f"{name} must have shape [batch, seq, d_model={self.d_model}], got {tuple(x.shape)}"
-            )
+            raise ValueError(f"{name} must have shape [batch, seq, d_model={self.d_model}], got {tuple(x.shape)}")
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         """[batch, seq, d_model] -> [batch, heads, seq, d_k]."""
@@ -53,11 +50,7 @@ class MultiHeadAttention(nn.Module):
         return x.transpose(1, 2).contiguous().view(batch, seq, self.d_model)  # [batch, seq, d_model]
 
     def forward(
-        self,
-        query: torch.Tensor,
-        key: torch.Tensor,
-        value: torch.Tensor,
-        mask: Optional[torch.Tensor] = None,
+        self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: Optional[torch.Tensor] = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Multi-head attention of `query` over `key`/`value`.
 
@@ -71,12 +64,11 @@ class MultiHeadAttention(nn.Module):
         self._check_input("query", query)
         self._check_input("key", key)
         self._check_input("value", value)
+        shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
         if key.shape[:2] != value.shape[:2]:
-            raise ValueError(f"key and value must share [batch, N_k]: key {tuple(key.shape)}, value "
-                             f"{tuple(value.shape)}")
+            raise ValueError(f"key and value must share [batch, N_k]: {shapes}")
         if query.size(0) != key.size(0):
-            raise ValueError(f"query and key must share the batch size: query {tuple(query.shape)}, key "
-                             f"{tuple(key.shape)}")
+            raise ValueError(f"query and key must share the batch size: {shapes}")
         Q = self.split_heads(self.W_q(query))  # [B, h, N_q, d_k]
         K = self.split_heads(self.W_k(key))  # [B, h, N_k, d_k]
         V = self.split_heads(self.W_v(value))  # [B, h, N_k, d_k]

@@ -12,8 +12,7 @@ from .modules import MultiHeadAttention
 class TinyAttentionModel(nn.Module):
     """Token + position embeddings -> one MultiHeadAttention (no self-attention) -> linear classifier.
 
-    The smallest model that has to route information between positions: its only way to see
-    another token is through the attention weights, which `forward` also returns.
+    The smallest model that must route between positions: it sees other tokens only through attention.
     """
 
     def __init__(self, vocab_size: int, seq_len: int, d_model: int, num_heads: int, num_classes: int):
@@ -36,9 +35,8 @@ class TinyAttentionModel(nn.Module):
         Returns:
             (logits [B, N, num_classes], attention weights [B, heads, N, N]).
         """
-        if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.size(1) != self.seq_len:
-            got = tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type(tokens).__name__
-            raise ValueError(f"tokens must be [batch, seq_len={self.seq_len}] token ids, got {got}")
+        if tensor("tokens", tokens, 0, "of token ids").dim() != 2 or tokens.size(1) != self.seq_len:
+            raise ValueError(f"tokens must be [batch, seq_len={self.seq_len}] token ids, got {tuple(tokens.shape)}")
         x = self.token_emb(tokens) + self.pos_emb.weight  # [B, N, d_model]
         y, weights = self.attn(x, x, x, self.mask)  # [B, N, d_model], [B, h, N, N]
         return self.readout(y), weights  # [B, N, num_classes], [B, h, N, N]
