@@ -1,7 +1,7 @@
 """The static site and the slides: offline pages, local plotly.js/MathJax/reveal.js, static live panels.
 
-`make site` / `make slides` run scripts/build_site.py; here it builds a small notebook with a live panel
-(and the introduction notebook, when it exists) into a temporary folder.
+`make site` / `make slides` run scripts/build_site.py (the build is scripts/sitebuild/); here it builds a small
+notebook with a live panel (and the introduction notebook, when it exists) into a temporary folder.
 """
 from __future__ import annotations
 
@@ -17,14 +17,16 @@ import nbformat
 import plotly.graph_objects as go
 import pytest
 
-import attnlib as al
 from attnlib import widgets
+from attnlib.widgets.static import BINDER_SLOT, SNAPSHOT_MIME, STATIC_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-import build_site  # noqa: E402
+from sitebuild.build import build  # noqa: E402
+from sitebuild.course import binder_base, binder_url  # noqa: E402
+from sitebuild.offline import local_references, remote_references  # noqa: E402
 
-SNAPSHOT = build_site.SNAPSHOT_MIME
+SNAPSHOT = SNAPSHOT_MIME
 
 
 def small_panel(**kwargs) -> widgets.LivePanel:
@@ -38,11 +40,11 @@ def small_panel(**kwargs) -> widgets.LivePanel:
                              caption="Watch the top row.", **kwargs)
 
 
-# ---------------------------------------------------------------- the hook in attnlib/widgets.py
+# ---------------------------------------------------------------- the hook in attnlib/widgets/static.py
 
 
 def test_live_panel_shows_a_widget_normally(monkeypatch):
-    monkeypatch.delenv("ATTNLIB_STATIC", raising=False)
+    monkeypatch.delenv(STATIC_ENV, raising=False)
     bundle = small_panel()._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert SNAPSHOT not in bundle
@@ -50,13 +52,13 @@ def test_live_panel_shows_a_widget_normally(monkeypatch):
 
 
 def test_live_panel_under_attnlib_static_is_a_snapshot_of_its_state(monkeypatch):
-    monkeypatch.setenv("ATTNLIB_STATIC", "1")
+    monkeypatch.setenv(STATIC_ENV, "1")
     panel = small_panel(main=True)
     bundle = panel._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" not in bundle
     assert bundle["text/plain"] == "LivePanel: Tiny panel"  # same as live: nbval sees no difference
     note = bundle["text/html"]
-    assert 'class="al-static-note"' in note and build_site.BINDER_SLOT in note
+    assert 'class="al-static-note"' in note and BINDER_SLOT in note
     assert "sharpness = 2" in note and "Watch the top row." in note
     assert "JupyterLab or on Binder" in note
     figs = bundle[SNAPSHOT]["figures"]
@@ -89,8 +91,8 @@ def tiny_notebook() -> nbformat.NotebookNode:
     nb.cells = [
         cell("md", "# 99 · Tiny — 测试\n\n$$\\mathrm{softmax}\\left(\\frac{QK^\\top}{\\sqrt{d_k}}\\right)V$$", "slide"),
         cell("code", "import attnlib as al\nimport ipywidgets as W\nimport plotly.graph_objects as go", "skip"),
-        cell("code", "w = [[0.7, 0.3], [0.4, 0.6]]\nal.viz.heatmap_figure(w, ['a', 'b'], ['a', 'b'], title='Static heatmap')",
-             "subslide"),
+        cell("code", "w = [[0.7, 0.3], [0.4, 0.6]]\n"
+                     "al.viz.heatmap_figure(w, ['a', 'b'], ['a', 'b'], title='Static heatmap')", "subslide"),
         # a second figure on the same slide: too tall for 1280x720, so the deck continues on a new slide
         cell("md", "The same weights, transposed:"),
         cell("code", "al.viz.heatmap_figure([[0.7, 0.4], [0.3, 0.6]], ['a', 'b'], ['a', 'b'], title='Transposed')"),
@@ -118,12 +120,12 @@ def built(tmp_path_factory):
     site, slides = tmp / "site", tmp / "slides"
     start = time.perf_counter()
     # decks are fitted to 1280x720 when Chromium is there (fit=None)
-    report = build_site.build([tiny], site=site, slides=slides, execute=True, cache_dir=tmp / "executed")
+    report = build([tiny], site=site, slides=slides, execute=True, cache_dir=tmp / "executed")
     intro = ROOT / "notebooks" / "01_introduction.ipynb"
     intro_site = None
     if intro.exists():
         intro_site = tmp / "intro_site"
-        build_site.build([intro], site=intro_site, execute=False)
+        build([intro], site=intro_site, execute=False)
     print(f"site build: {time.perf_counter() - start:.1f} s")
     return {"site": site, "slides": slides, "report": report, "intro_site": intro_site}
 
@@ -147,7 +149,7 @@ def test_pages_and_decks_exist(built):
 
 def test_no_page_loads_anything_from_the_network(built):
     for page in all_pages(built):
-        assert build_site.remote_references(page) == [], page
+        assert remote_references(page) == [], page
         text = page.read_text(encoding="utf-8")
         for cdn in ("cdnjs.cloudflare.com", "unpkg.com", "cdn.jsdelivr.net", "cdn.plot.ly"):
             assert cdn not in text, f"{page.name} names {cdn}"
@@ -155,14 +157,14 @@ def test_no_page_loads_anything_from_the_network(built):
 
 def test_plotly_mathjax_and_reveal_are_local_files(built):
     for page in all_pages(built):
-        refs = build_site.local_references(page)
+        refs = local_references(page)
         names = {p.relative_to(page.parent).as_posix() for p in refs}
         assert "assets/plotly.min.js" in names, page
         assert "assets/mathjax/MathJax.js" in names, page
         missing = [p for p in refs if not p.exists()]
         assert missing == [], f"{page.name} loads files that are not there: {missing}"
     deck = built["slides"] / "99_tiny.html"
-    names = {p.relative_to(deck.parent).as_posix() for p in build_site.local_references(deck)}
+    names = {p.relative_to(deck.parent).as_posix() for p in local_references(deck)}
     assert {"assets/reveal/dist/reveal.js", "assets/reveal/dist/reveal.css"} <= names
     assert (built["slides"] / "assets" / "reveal" / "dist" / "theme" / "white.css").exists()
 
@@ -170,14 +172,14 @@ def test_plotly_mathjax_and_reveal_are_local_files(built):
 def test_live_panel_is_a_static_snapshot_with_a_binder_link(built):
     counts = {k: v for k, v in built["report"][TINY].items() if k != "deck_check"}
     assert counts == {"figures": 3, "static_notes": 1, "widgets_without_snapshot": 0}
-    binder = build_site.binder_url(TINY)
+    binder = binder_url(TINY)
     assert binder.startswith("https://mybinder.org/v2/gh/") and binder.endswith("lab/tree/notebooks/99_tiny.ipynb")
     for folder in (built["site"], built["slides"]):
         text = (folder / "99_tiny.html").read_text(encoding="utf-8")
         assert 'class="al-static-note"' in text
         assert "sliders move these figures live" in text
         assert f'href="{binder}"' in text
-        assert build_site.BINDER_SLOT not in text
+        assert BINDER_SLOT not in text
         assert "application/vnd.jupyter.widget-view+json" not in text
         assert text.count("Plotly.newPlot(") == 3
         assert '<details class="al-solution">' in text  # the hidden solution stays folded
@@ -185,7 +187,7 @@ def test_live_panel_is_a_static_snapshot_with_a_binder_link(built):
 
 def test_binder_url_follows_the_readme_badge():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert build_site.binder_base() + "?urlpath=lab/tree/notebooks/01_introduction.ipynb" in readme
+    assert binder_base() + "?urlpath=lab/tree/notebooks/01_introduction.ipynb" in readme
 
 
 @pytest.mark.browser

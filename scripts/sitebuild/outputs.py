@@ -1,0 +1,88 @@
+"""The preprocessor that makes every output renderable without a kernel (plotly JSON -> HTML, Binder links)."""
+from __future__ import annotations
+
+import html
+import re
+
+from nbconvert.preprocessors import Preprocessor
+from traitlets import Dict as TDict
+from traitlets import Unicode
+
+from attnlib.widgets.static import BINDER_SLOT, NOTE_CLASS, SNAPSHOT_MIME
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def binder_link(binder: str) -> str:
+    """The 'Open this notebook on Binder' link."""
+    return f'<a class="al-binder" href="{html.escape(binder)}">Open this notebook on Binder</a>'
+
+
+def plotly_html(fig: dict, div_id: str) -> str:
+    """A div and a script that draws `fig` with the page's plotly.js (no CDN, stable id)."""
+    import plotly.io as pio
+
+    title = fig.get("layout", {}).get("title", {})
+    title = title.get("text", "") if isinstance(title, dict) else str(title or "")
+    label = re.sub(r"<[^>]+>", " ", title).strip() or "Figure"
+    body = pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id, validate=False,
+                       config={"displaylogo": False, "responsive": True,
+                               "modeBarButtonsToRemove": ["sendChartToCloud"]})  # it would go online
+    return f'<figure class="al-figure" role="group" aria-label="{html.escape(label)}">{body}</figure>'
+
+
+class StaticOutputsPreprocessor(Preprocessor):
+    """Make every output renderable without a kernel: plotly JSON -> HTML, Binder links in static notes."""
+
+    binder = Unicode("", help="Binder URL of this notebook").tag(config=True)
+    counts = TDict()
+
+    def preprocess(self, nb, resources):
+        self.counts = {"figures": 0, "static_notes": 0, "widgets_without_snapshot": 0}
+        nb, resources = super().preprocess(nb, resources)
+        resources.setdefault("course_counts", {}).update(self.counts)
+        return nb, resources
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code":
+            return cell, resources
+        for j, out in enumerate(cell.get("outputs", [])):
+            data = out.get("data")
+            if not data:
+                continue
+            if SNAPSHOT_MIME in data:
+                self._snapshot(data, f"fig-{index}-{j}")
+                cell.metadata["al_snapshot"] = True  # decks fold this cell's code: the slide shows the panel
+            elif PLOTLY_MIME in data:
+                data["text/html"] = plotly_html(data.pop(PLOTLY_MIME), f"fig-{index}-{j}")
+                self.counts["figures"] += 1
+            elif WIDGET_MIME in data:
+                self._widget_note(data)
+            elif NOTE_CLASS in data.get("text/html", ""):
+                data["text/html"] = self._with_binder(data["text/html"])
+                self.counts["static_notes"] += 1
+        return cell, resources
+
+    def _snapshot(self, data: dict, div_id: str) -> None:
+        """A live panel's snapshot (its figures at the panel's state) -> its note and the figures as HTML."""
+        figures = data.pop(SNAPSHOT_MIME).get("figures", [])
+        note = self._with_binder(data.get("text/html", ""))
+        drawn = "".join(plotly_html(f, f"{div_id}-{k}") for k, f in enumerate(figures))
+        data["text/html"] = f'<div class="al-static-panel">{note}<div class="al-static-figures">{drawn}</div></div>'
+        data.pop(WIDGET_MIME, None)
+        self.counts["static_notes"] += 1
+        self.counts["figures"] += len(figures)
+
+    def _widget_note(self, data: dict) -> None:
+        """A widget view without a snapshot cannot render without a kernel: a note with a Binder link instead."""
+        data.pop(WIDGET_MIME)
+        label = data.get("text/plain", "An interactive panel").strip().splitlines()[0]
+        text = html.escape(f"{label}: this interactive panel runs in JupyterLab or on Binder.")
+        data["text/html"] = f'<div class="{NOTE_CLASS}">{text} {binder_link(self.binder)}</div>'
+        self.counts["widgets_without_snapshot"] += 1
+
+    def _with_binder(self, note: str) -> str:
+        """Put the Binder link of this notebook into a static-panel note (at its BINDER_SLOT, else at the end)."""
+        link = binder_link(self.binder)
+        return note.replace(BINDER_SLOT, link) if BINDER_SLOT in note else note + link
