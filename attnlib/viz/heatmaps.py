@@ -18,7 +18,7 @@ from .style import HEATMAP_COLORSCALE, MASK_COLOR, figure_meta, layout_base, tic
 GRID_WIDTH = 480  # default pixel width of a head-grid figure
 _LEFT, _RIGHT, _TOP, _BOTTOM = 70, 80, 60, 100  # margins in px (right leaves room for the colour bar)
 HOVER = "query <b>%{customdata[0]}</b> → key <b>%{customdata[1]}</b><br>weight %{z:.4f}<extra>head {h}</extra>"
-MASK_NOTE = "grey cells: masked (never a weight of 0)"
+MASK_NOTE = "grey cells: masked keys"
 
 
 def _grid_geometry(heads: int, n_q: int, n_k: int, width: int) -> dict:
