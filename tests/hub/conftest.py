@@ -116,7 +116,7 @@ class ClassHub:
 
     def run_in_kernel(self, name: str, code: str, timeout: float = 120) -> str:
         """Run `code` in a kernel on `name`'s server (one kernel per student, started on first use)."""
-        from attnlib.bench.hub import Client, Kernel
+        from attnlib.bench.hub_client import Client, Kernel
 
         async def go() -> str:
             client = Client(self.url, 2)
@@ -163,7 +163,7 @@ def _course_copy(dest: Path) -> Path:
 
 
 async def _start_servers(hub: ClassHub, names: list[str]) -> None:
-    from attnlib.bench.hub import Client
+    from attnlib.bench.hub_client import Client
 
     client = Client(hub.url, len(names))
 
@@ -192,7 +192,8 @@ def hub():
     tmp = Path(tempfile.mkdtemp(prefix="attnlib-test-hub-"))
     os.chmod(tmp, 0o755)
     settings = classroom.Settings(state=tmp / "state", home_base=tmp / "home", prefix=f"jt{secrets.token_hex(2)}-",
-                                  venv=Path(sys.prefix), notebooks=_course_copy(tmp / "course"), runtime_base=tmp / "run")
+                                  venv=Path(sys.prefix), notebooks=_course_copy(tmp / "course"),
+                                  runtime_base=tmp / "run")
     problem = _requirements_problem(settings)
     if problem:
         shutil.rmtree(tmp, ignore_errors=True)
