@@ -18,7 +18,8 @@ NOT_ON_BINDER = {
     "playwright": "drives Chromium for the browser tests, which run in CI, not on Binder",
     "pytest-playwright": "gives the browser tests their page fixtures; CI only",
     "ruff": "lints the code in `make test`; a developer tool, not needed to learn",
-    "jupyter-server-mathjax": "ships MathJax for `make site`/`make slides`, which build locally or in CI, not on Binder",
+    "jupyter-server-mathjax": "ships MathJax for `make site`/`make slides`, which build locally or in CI, "
+                              "not on Binder",
     "sphinx-revealjs": "ships reveal.js for `make slides`, which builds locally or in CI, not on Binder",
     "jupyterhub": "runs `make hub` on a teacher's server; repo2docker images already bring jupyterhub-singleuser",
     "jupyterhub-idle-culler": "a service of the `make hub` hub, not of a single-user environment",
@@ -44,7 +45,8 @@ def test_environment_yml_and_pyproject_name_the_same_packages():
     conda = {CONDA_TO_PIP.get(bare_name(d), bare_name(d)) for d in env["dependencies"] if isinstance(d, str)}
     conda -= CONDA_ONLY
     pip = pyproject_names() - set(NOT_ON_BINDER)
-    assert conda == pip, f"only in environment.yml: {sorted(conda - pip)}; only in pyproject.toml: {sorted(pip - conda)}"
+    assert conda == pip, (f"only in environment.yml: {sorted(conda - pip)}; "
+                          f"only in pyproject.toml: {sorted(pip - conda)}")
     assert "conda-forge" in env["channels"]
     assert any(isinstance(d, str) and re.fullmatch(r"pytorch=\*=cpu\*", d) for d in env["dependencies"])
 
@@ -64,7 +66,8 @@ def test_venv_holds_cpu_only_torch_and_fits_in_1_8_gb():
     import torch
 
     assert torch.version.cuda is None, f"torch {torch.__version__} is a CUDA build"
-    gpu = sorted(d.metadata["Name"] for d in md.distributions() if re.match(r"(nvidia|triton|cuda)", d.metadata["Name"].lower()))
+    gpu = sorted(d.metadata["Name"] for d in md.distributions()
+                 if re.match(r"(nvidia|triton|cuda)", d.metadata["Name"].lower()))
     assert gpu == [], f"GPU packages in the venv: {gpu}"
     size = sum(f.stat().st_size for f in Path(sys.prefix).rglob("*") if f.is_file() and not f.is_symlink())
     print(f"venv size: {size / 1e9:.2f} GB")

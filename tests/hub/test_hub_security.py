@@ -99,14 +99,19 @@ print("RESULT", json.dumps(result))
     assert os.stat(hub.home("bob")).st_mode & 0o777 == 0o700
 
 
+def _servers_of(uid: int) -> list[psutil.Process]:
+    """The jupyterhub-singleuser processes running as `uid` (a student's server)."""
+    return [p for p in psutil.process_iter(["uids", "cmdline"])
+            if p.info["uids"].real == uid and "jupyterhub-singleuser" in " ".join(p.info["cmdline"] or [])]
+
+
 def test_a_terminal_runs_as_a(hub):
     """A terminal is a shell of A's server, so it is A's system user with the kernel's (denied) access."""
     status, body = hub.request("POST", "/user/alice/api/terminals", hub.tokens["alice"], body={})
     assert status == 200, body[:200]
     name = json.loads(body)["name"]
     try:
-        server = [p for p in psutil.process_iter(["uids", "cmdline"])
-                  if p.info["uids"].real == hub.uid("alice") and "jupyterhub-singleuser" in " ".join(p.info["cmdline"] or [])]
+        server = _servers_of(hub.uid("alice"))
         assert len(server) == 1
         shells = [c for c in server[0].children(recursive=True) if c.name() in ("bash", "sh")]
         assert shells and all(c.uids().real == hub.uid("alice") for c in shells)
@@ -116,8 +121,7 @@ def test_a_terminal_runs_as_a(hub):
 
 def test_a_kernel_cannot_use_b_server_directly(hub):
     """Bypassing the proxy: B's server port on 127.0.0.1 refuses A's own server token, and no token."""
-    server = [p for p in psutil.process_iter(["uids", "cmdline"])
-              if p.info["uids"].real == hub.uid("bob") and "jupyterhub-singleuser" in " ".join(p.info["cmdline"] or [])]
+    server = _servers_of(hub.uid("bob"))
     port = next(c.laddr.port for c in server[0].net_connections("tcp") if c.status == psutil.CONN_LISTEN)
     code = f"""
 import os, urllib.request, urllib.error
@@ -175,7 +179,8 @@ try:
     listed = True
 except PermissionError:
     listed = False
-print("RESULT", json.dumps({{"listed_state": listed, "state_denied": [p for p in denied if p.startswith({str(state)!r})]}}))
+state_denied = [p for p in denied if p.startswith({str(state)!r})]
+print("RESULT", json.dumps({{"listed_state": listed, "state_denied": state_denied}}))
 print("SEEN", "\\n".join(seen))
 """
     out = hub.run_in_kernel("alice", code, timeout=180)
