@@ -177,7 +177,7 @@ class NotebookPage:
                 raise TimeoutError(f"{self.name}: no {what} after {timeout_s:.0f} s; last state: {state}")
             time.sleep(interval_s)
 
-    def open(self, workspace: str, kernel: bool = True, timeout_s: float = 60) -> None:
+    def open(self, workspace: str, kernel: bool = True, timeout_s: float = 120) -> None:
         """Open the notebook in a workspace of its own; with `kernel`, wait until its kernel is idle."""
         self.page.goto(self.server.notebook_url(self.name, workspace))
         self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
