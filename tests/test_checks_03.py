@@ -43,13 +43,14 @@ def test_scaled_scores_explains_a_transpose_of_every_dimension(run, answer):
 
 
 def test_score_variance(run):
-    assert run(al.checks.check_score_variance, lambda d, a, b: d * a * b)[0] is True
+    ok, out = run(al.checks.check_score_variance, lambda d, a, b: d * a * b)
+    assert ok is True and "Var(q_m) · Var(k_m)" in out  # the component index m, as in the notebook's derivation
     ok, out = run(al.checks.check_score_variance, lambda d, a, b: d)
     assert ok is False and "component variances matter" in out
     ok, out = run(al.checks.check_score_variance, lambda d, a, b: math.sqrt(d) * a * b)
     assert ok is False and "add up" in out
     ok, out = run(al.checks.check_score_variance, lambda d, a, b: d * math.sqrt(a * b))
-    assert ok is False and "square root of var_q · var_k" in out
+    assert ok is False and "square root of var_q · var_k" in out and "Var(q_m k_m) = E[q_m²] E[k_m²]" in out
     ok, out = run(al.checks.check_score_variance, lambda d, a, b: "big")
     assert ok is False and "expected a number" in out
 

@@ -71,14 +71,14 @@ def check_score_variance(fn: Callable[[int, float, float], float]) -> bool:
                 hint = ""
                 if math.isclose(value, d_k * math.sqrt(var_q * var_k), rel_tol=1e-6):
                     hint = (" You took the square root of var_q · var_k, which is the product of the standard"
-                            " deviations: Var(q_i k_i) = E[q_i²] E[k_i²] = var_q · var_k, with no square root.")
+                            " deviations: Var(q_m k_m) = E[q_m²] E[k_m²] = var_q · var_k, with no square root.")
                 elif math.isclose(value, d_k, rel_tol=1e-6) and expected != d_k:
-                    hint = " The component variances matter too: each term q_i k_i has variance var_q · var_k."
+                    hint = " The component variances matter too: each term q_m k_m has variance var_q · var_k."
                 elif math.isclose(value, math.sqrt(d_k) * var_q * var_k, rel_tol=1e-6):
                     hint = " Variances of independent terms add up: a sum of d_k terms has d_k times the variance."
                 return say(False, f"score_variance({d_k}, {var_q}, {var_k}) returned {value:.4g}, expected "
                                   f"{expected:.4g}.{hint}")
-    return say(True, "Var(q·k) = d_k · Var(q_i) · Var(k_i) for independent zero-mean components.")
+    return say(True, "Var(q·k) = d_k · Var(q_m) · Var(k_m) for independent zero-mean components.")
 
 
 def check_softmax_jacobian(fn: Callable[[torch.Tensor], torch.Tensor]) -> bool:
