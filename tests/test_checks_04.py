@@ -12,6 +12,9 @@ def reference_read(query, keys, values, temperature):
 
 def test_soft_read(run):
     assert run(al.checks.check_soft_read, reference_read)[0] is True
+    ok, out = run(al.checks.check_soft_read, lambda q, K, V, T: None)  # the notebook's stub
+    assert ok is False and "checker's memory (6 slots, d_k = 8, d_v = 3)" in out and "shape (3,)" in out
+    assert "forget `return`" in out
     ok, out = run(al.checks.check_soft_read, lambda q, K, V, T: torch.softmax(K @ q * T, -1) @ V)
     assert ok is False and "divide by it" in out
     ok, out = run(al.checks.check_soft_read, lambda q, K, V, T: (K @ q / T) @ V)
@@ -47,6 +50,10 @@ def test_causal_mask(run):
     ok, out = run(al.checks.check_causal_mask,
                   lambda n: torch.zeros(n, n).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf")))
     assert ok is False and "additive mask" in out
+    ok, out = run(al.checks.check_causal_mask, lambda n: None)  # the notebook's stub
+    assert ok is False and "for n = 4 your function returned None" in out and "forget `return`" in out
+    ok, out = run(al.checks.check_causal_mask, lambda n: [[True] * n] * n)
+    assert ok is False and "returned a list" in out and "bool tensor of shape (4, 4)" in out
     ok, out = run(al.checks.check_causal_mask, "not a function")
     assert ok is False and "expected a function" in out
 
@@ -64,4 +71,6 @@ def test_cnn_layers_needed(run):
     ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: math.ceil(d / ((k - 1) // 2)) + 1)
     assert ok is False and "One layer too many" in out
     ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: d / 2.5)
-    assert ok is False and "whole number" in out
+    assert ok is False and "whole number" in out and "forget" not in out
+    ok, out = run(al.checks.check_cnn_layers_needed, lambda d, k: None)  # the notebook's stub
+    assert ok is False and "returned None" in out and "forget `return`" in out

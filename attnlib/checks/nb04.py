@@ -21,17 +21,18 @@ def check_soft_read(fn: Callable[..., torch.Tensor]) -> bool:
     keys = torch.randn(6, 8, generator=gen, dtype=torch.float64)  # [n, d_k]
     values = torch.randn(6, 3, generator=gen, dtype=torch.float64)  # [n, d_v]
     query = keys[2] + 0.3 * torch.randn(8, generator=gen, dtype=torch.float64)  # [d_k]
+    where = "on the checker's memory (6 slots, d_k = 8, d_v = 3)"  # not the notebook's: shapes refer to this one
     for temperature in (1.0, 5.0, 0.001):
         weights = torch.softmax(keys @ query / temperature, dim=-1)  # [n]
         expected = weights @ values  # [d_v]
         got, error = call(fn, query.clone(), keys.clone(), values.clone(), temperature)
         if error:
-            return say(False, f"at temperature {temperature}, {error}")
+            return say(False, f"at T = {temperature} {where}, {error}")
         problem = tensor_problem(got, expected, atol=1e-6)
         if problem and isinstance(got, torch.Tensor):
             problem = _soft_read_hint(got.detach().double(), query, keys, values, temperature) or problem
         if problem:
-            return say(False, f"at temperature {temperature}: {problem}")
+            return say(False, f"at T = {temperature} {where}: {problem}")
     return say(True, "read = softmax(K q / T) V, also at T = 0.001 where it is a hard lookup.")
 
 
@@ -72,9 +73,12 @@ def check_causal_mask(fn: Callable[[int], torch.Tensor]) -> bool:
         got, error = call(fn, n)
         if error:
             return say(False, f"causal_mask({n}): {error}")
+        if got is None:
+            return say(False, f"for n = {n} your function returned None; expected a bool tensor of shape ({n}, {n}) "
+                              "(did you forget `return`?)")
         if not isinstance(got, torch.Tensor):
-            return say(False, f"causal_mask({n}) returned {type(got).__name__}; expected a bool tensor of shape "
-                              f"({n}, {n})")
+            return say(False, f"for n = {n} your function returned a {type(got).__name__}; expected a bool tensor of "
+                              f"shape ({n}, {n})")
         if tuple(got.shape) != (n, n):
             return say(False, f"causal_mask({n}) has shape {tuple(got.shape)}; expected ({n}, {n})")
         if got.dtype != torch.bool and not bool(((got == 0) | (got == 1)).all()):
@@ -116,8 +120,9 @@ def check_cnn_layers_needed(fn: Callable[[int, int], int]) -> bool:
             if error:
                 return say(False, f"cnn_layers_needed({distance}, {kernel_size}): {error}")
             if isinstance(got, bool) or not isinstance(got, (int, float)) or float(got) != int(float(got)):
+                forgot = " (did you forget `return`?)" if got is None else ""
                 return say(False, f"cnn_layers_needed({distance}, {kernel_size}) returned {got!r}; expected a whole "
-                                  f"number of layers")
+                                  f"number of layers{forgot}")
             if int(got) != expected:
                 hint = ""
                 if int(got) == -(-distance // (kernel_size - 1)):
