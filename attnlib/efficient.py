@@ -48,12 +48,13 @@ def _tiled_forward(
     row_max = torch.empty(B, n_q, 1, dtype=q.dtype)  # [B, N_q, 1] kept for the backward pass
     row_sum = torch.empty(B, n_q, 1, dtype=q.dtype)  # [B, N_q, 1]
     tile_buffer = torch.empty(B * min(block_q, n_q) * min(block_k, n_k), dtype=q.dtype)  # one score tile, reused
+    acc_buffer = torch.empty(B * min(block_q, n_q) * d_v, dtype=q.dtype)  # one running output, reused
     for i in range(0, n_q, block_q):
         q_blk = q[:, i : i + block_q]  # [B, nq, d]
         nq = q_blk.size(1)
         m = torch.full((B, nq, 1), -math.inf, dtype=q.dtype)  # running row maximum
         denom = torch.zeros(B, nq, 1, dtype=q.dtype)  # running Σ exp(s − m), the ℓ of the online softmax
-        acc = torch.zeros(B, nq, d_v, dtype=q.dtype)  # running Σ exp(s − m) v
+        acc = acc_buffer[: B * nq * d_v].view(B, nq, d_v).zero_()  # [B, nq, d_v] running Σ exp(s − m) v
         k_end = min(n_k, i + nq) if causal else n_k  # causal: later key blocks are fully masked, skip them
         for j in range(0, k_end, block_k):
             k_blk, v_blk = k[:, j : j + block_k], v[:, j : j + block_k]  # [B, nk, d], [B, nk, d_v]

@@ -168,6 +168,17 @@ def test_tiled_never_builds_the_score_matrix():
     assert tiled_peak >= n * d * 4  # the output itself is allocated and alive
 
 
+def test_tiled_peak_is_output_one_tile_and_one_running_output():
+    """The forward pass holds the output, ONE score tile and ONE running output (reused across query blocks),
+    plus per-row statistics; notebook 07 §3 states this decomposition. A second running output would fail."""
+    n, d, bq, bk = 2048, 64, 256, 256
+    q, k, v = _qkv((), n, n, d, d, torch.float32, seed=9)
+    _, peak = measure_peak_memory(efficient.tiled_attention, q, k, v, block_q=bq, block_k=bk)
+    output, tile, running = n * d * 4, bq * bk * 4, bq * d * 4  # bytes
+    rest = peak - (output + tile + running)
+    assert 0 <= rest < 2 * n * 4 + 16 * bq * 4 < running  # row max and sum, and a few [bq] vectors
+
+
 # ---- linear attention ----
 
 

@@ -10,7 +10,7 @@ One head, float32, query/key/value of shape [1, 1, N, d] (4-D, so that
 - tiled:  `attnlib.efficient.tiled_attention`, exact online softmax in pure PyTorch;
 - linear: `attnlib.efficient.linear_attention` (elu+1), approximate; shown, not in the targets.
 
-How peak memory is MEASURED (not computed from a formula): `attnlib.efficient.measure_peak_memory`
+How peak memory is MEASURED (not computed from a formula): `attnlib.measure.measure_peak_memory`
 runs the call once under `torch.profiler` with `profile_memory=True`, which records every
 allocation and free made through PyTorch's CPU allocator, including the buffers a fused kernel
 allocates inside C++. Replaying the events in time order gives the bytes alive at every moment; the
