@@ -5,7 +5,7 @@ import json
 from importlib import resources
 from typing import Any
 
-LANGUAGES = ("en", "zh")  # English is the source; every other language has a catalog in attnlib/locale/
+LANGUAGES = ("en", "zh")  # English is the source; every other language has catalogs in attnlib/locale/<language>/
 _current = ["en"]  # the language chosen by set_language (a list, so no `global` is needed)
 _catalogs: dict[str, dict[str, str]] = {}
 
@@ -27,10 +27,15 @@ def get_language() -> str:
 
 
 def catalog(language: str) -> dict[str, str]:
-    """{English template: translation} for `language`, read once from attnlib/locale/<language>.json."""
+    """{English template: translation} for `language`: every attnlib/locale/<language>/*.json, read once."""
     if language not in _catalogs:
-        path = resources.files("attnlib") / "locale" / f"{language}.json"
-        _catalogs[language] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        folder = resources.files("attnlib") / "locale" / language
+        merged: dict[str, str] = {}
+        if folder.is_dir():
+            for part in sorted(folder.iterdir(), key=lambda f: f.name):
+                if part.name.endswith(".json"):
+                    merged.update(json.loads(part.read_text(encoding="utf-8")))
+        _catalogs[language] = merged
     return _catalogs[language]
 
 
