@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import core, data, efficient, masks, measure, modules, rounding, tiny
+from . import core, data, efficient, i18n, masks, measure, modules, rounding, tiny
 from .core import (
     check_mask,
     jacobian_norm,
@@ -19,6 +19,7 @@ from .core import (
     softmax_entropy,
     softmax_jacobian,
 )
+from .i18n import get_language, set_language
 from .masks import causal_mask, padding_mask, window_mask
 from .modules import MultiHeadAttention
 from .rounding import rounded
@@ -26,10 +27,10 @@ from .rounding import rounded
 LAZY_MODULES = ("viz", "widgets", "checks", "bench")  # imported by __getattr__ on first access (PEP 562)
 
 __all__ = [  # the modules, then the names of the core API
-    "core", "data", "efficient", "masks", "measure", "modules", "rounding", "tiny",
+    "core", "data", "efficient", "i18n", "masks", "measure", "modules", "rounding", "tiny",
     "scaled_dot_product_attention", "check_mask", "softmax_entropy", "max_weight", "softmax_jacobian",
     "jacobian_norm", "saturation_curve", "causal_mask", "padding_mask", "window_mask", "MultiHeadAttention",
-    "rounded",
+    "rounded", "set_language", "get_language",
 ]
 
 
