@@ -3,6 +3,8 @@
     python scripts/zh_edition.py todo [NN ...]     add new or changed English cells to the catalogs, as to-dos
     python scripts/zh_edition.py build [NN ...]    write notebooks/zh/ from the English notebooks and catalogs
     python scripts/zh_edition.py build --execute   ... and execute them (scripts/nbrun.py), outputs included
+    python scripts/zh_edition.py edit NN           one file per cell's Chinese in build/zh-work/NN/, to edit
+    python scripts/zh_edition.py apply NN [--done] put those files back into the catalog (--done: no to-dos left)
 
 A catalog (i18n/zh/NN.md) has one entry per cell id of the English notebook NN, in the notebook's order:
 
@@ -145,17 +147,50 @@ def build(nn: str) -> Path:
     return out
 
 
+WORK = ROOT / "build" / "zh-work"
+SUFFIX = {"markdown": ".md", "code": ".py", "raw": ".txt"}
+
+
+def edit(nn: str) -> Path:
+    """Write each entry's Chinese to build/zh-work/NN/<index>_<cell id>.<md|py>, English beside it as .en."""
+    folder = WORK / nn
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, e in enumerate(read_catalog(catalog_path(nn))):
+        stem = f"{i:02d}_{e.cell_id}"
+        (folder / (stem + SUFFIX[e.cell_type])).write_text(e.zh, encoding="utf-8")
+        (folder / (stem + ".en")).write_text(e.en, encoding="utf-8")
+    return folder
+
+
+def apply(nn: str, done: bool) -> int:
+    """Read build/zh-work/NN/ back into catalog NN; with `done`, clear every to-do and diff. Return the to-dos."""
+    entries, folder = read_catalog(catalog_path(nn)), WORK / nn
+    for i, e in enumerate(entries):
+        work = folder / f"{i:02d}_{e.cell_id}{SUFFIX[e.cell_type]}"
+        if work.exists():
+            e.zh = work.read_text(encoding="utf-8")
+        if done:
+            e.todo, e.diff = False, ""
+    write_catalog(catalog_path(nn), entries, english_notebook(nn).name)
+    return sum(e.todo for e in entries)
+
+
 def main(argv: list[str]) -> None:
     """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["todo", "build"])
+    parser.add_argument("command", choices=["todo", "build", "edit", "apply"])
     parser.add_argument("notebooks", nargs="*", help="two-digit numbers (default: all seven)")
     parser.add_argument("--execute", action="store_true", help="build: also execute the generated notebooks")
+    parser.add_argument("--done", action="store_true", help="apply: the translation is finished, clear the to-dos")
     args = parser.parse_args(argv)
     numbers = args.notebooks or [p.name[:2] for p in sorted(ENGLISH.glob("[0-9][0-9]_*.ipynb"))]
     for nn in numbers:
         if args.command == "todo":
             print(f"{catalog_path(nn).relative_to(ROOT)}: {todo(nn)} to-do entries")
+        elif args.command == "edit":
+            print(f"edit the files in {edit(nn).relative_to(ROOT)}, then: scripts/zh_edition.py apply {nn}")
+        elif args.command == "apply":
+            print(f"{catalog_path(nn).relative_to(ROOT)}: {apply(nn, args.done)} to-do entries")
         else:
             out = build(nn)
             if args.execute:
