@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import time
@@ -99,3 +100,22 @@ def median_time_ms(fn: Callable[[], Any], *, repeats: int = 5, warmup: int = 1) 
     times.sort()
     middle = len(times) // 2
     return times[middle] if len(times) % 2 else 0.5 * (times[middle - 1] + times[middle])
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0..100) of `values`, with linear interpolation like numpy's default; nan if empty.
+
+    Args:
+        values: the measurements. q: the percentile, 0 ≤ q ≤ 100.
+
+    Returns:
+        the interpolated percentile (a float).
+    """
+    if not 0 <= q <= 100:
+        raise ValueError(f"q must be between 0 and 100, got {q!r}")
+    if not values:
+        return math.nan
+    xs = sorted(values)
+    pos = (len(xs) - 1) * q / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)

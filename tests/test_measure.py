@@ -2,10 +2,11 @@
 No timing is asserted here: benchmarks measure, tests do not."""
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from attnlib.measure import measure_peak_memory, median_time_ms, single_thread
+from attnlib.measure import measure_peak_memory, median_time_ms, percentile, single_thread
 
 
 def test_meter_measures_a_known_allocation():
@@ -58,3 +59,12 @@ def test_bad_arguments_name_the_argument():
         median_time_ms(lambda: None, repeats=0)
     with pytest.raises(ValueError, match="warmup must be an integer ≥ 0, got -1"):
         median_time_ms(lambda: None, warmup=-1)
+
+
+def test_percentile_interpolates_like_numpy():
+    xs = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]
+    for q in (0, 10, 50, 95, 100):
+        assert percentile(xs, q) == pytest.approx(float(np.percentile(xs, q)), abs=1e-12)
+    assert math.isnan(percentile([], 50))
+    with pytest.raises(ValueError, match="q must be between 0 and 100"):
+        percentile(xs, 101)

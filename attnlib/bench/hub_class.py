@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 
+from ..measure import percentile
 from .hub_client import MB, Client, Kernel
 
 POLL_S = 1.0  # how often servers are polled for readiness, the hub is probed and memory is sampled
@@ -30,16 +31,6 @@ _slider.value = _slider.max if _slider.value != _slider.max else _slider.min
 _new = _json.dumps(_panel.figures[0].to_dict()["data"], default=str)
 print("SLIDER", _json.dumps({"updates": _panel.updates - _before, "status": _panel.status, "changed": _new != _old}))
 """
-
-
-def _percentile(values: list[float], q: float) -> float:
-    """The q-th percentile (0..100) with linear interpolation, like numpy's default; nan if empty."""
-    if not values:
-        return math.nan
-    xs = sorted(values)
-    pos = (len(xs) - 1) * q / 100
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
 @dataclasses.dataclass
@@ -207,13 +198,13 @@ def report(students: list[Student], t0: float, hub_ms: list[float], sampler: Sam
         "students": len(students),
         "errors": sum(1 for s in students if s.error),
         "ready_s": round(max(ready) - t0, 1) if all(math.isfinite(r) for r in ready) else None,
-        "login_p95_s": round(_percentile([s.login_s for s in students if math.isfinite(s.login_s)], 95), 2),
-        "run_p50_s": round(_percentile(runs, 50), 1),
-        "run_p95_s": round(_percentile(runs, 95), 1),
-        "slider_p50_ms": round(_percentile([s.slider_ms for s in ok], 50), 1),
-        "slider_p95_ms": round(_percentile([s.slider_ms for s in ok], 95), 1),
-        "hub_p50_ms": round(_percentile(hub_ms, 50), 1),
-        "hub_p95_ms": round(_percentile(hub_ms, 95), 1),
+        "login_p95_s": round(percentile([s.login_s for s in students if math.isfinite(s.login_s)], 95), 2),
+        "run_p50_s": round(percentile(runs, 50), 1),
+        "run_p95_s": round(percentile(runs, 95), 1),
+        "slider_p50_ms": round(percentile([s.slider_ms for s in ok], 50), 1),
+        "slider_p95_ms": round(percentile([s.slider_ms for s in ok], 95), 1),
+        "hub_p50_ms": round(percentile(hub_ms, 50), 1),
+        "hub_p95_ms": round(percentile(hub_ms, 95), 1),
         "hub_max_ms": round(max(hub_ms), 1) if hub_ms else None,
         "peak_mb_per_student": round(max(s.peak_rss for s in students) / MB),
         "peak_pss_mb_per_student": round(max(s.peak_pss for s in students) / MB),
