@@ -26,15 +26,15 @@ ALLOWED = {
     "rounding": set(),
     "core": {"_validate"},
     "masks": {"_validate"},
-    "data": {"_validate"},
+    "data": {"_validate", "i18n"},
     "measure": {"_validate"},
     "efficient": {"_validate", "core"},  # core's MASK_FILL: one fill value for every attention
     "modules": {"_validate", "core", "masks"},
     "tiny": {"_validate", "core", "masks", "modules", "measure"},
-    "viz": {"_validate", "rounding"},
-    "widgets": {"_validate", "rounding", "viz", "core", "masks", "data", "modules", "measure"},
-    "checks": {"_validate", "rounding", "core", "masks", "data", "efficient", "modules", "tiny"},
-    "i18n": set(),
+    "viz": {"_validate", "rounding", "i18n"},
+    "widgets": {"_validate", "rounding", "viz", "core", "masks", "data", "modules", "measure", "i18n"},
+    "checks": {"_validate", "rounding", "core", "masks", "data", "efficient", "modules", "tiny", "i18n"},
+    "i18n": set(),  # the message layer: what a learner reads, in their language; it imports nothing of attnlib
 }
 ANYTHING = {"__init__", "bench"}  # the package's lazy loader and the benchmarks may import any part
 TORCH_FREE = {"viz", "rounding"}  # figures take computed arrays; rounding also runs alone (scripts/cpu_audit.py)
