@@ -20,6 +20,21 @@ ANIMAL_STREET_LEXICON: dict[str, dict[str, float]] = {
     "hungry": {"adjective": 1.0, "of-living": 1.0}, "narrow": {"adjective": 1.0, "of-place": 1.0},
 }
 ANIMAL_STREET_PREFIX: list[str] = ["The", "animal", "didn't", "cross", "the", "street", "because", "it", "was", "too"]
+
+# The Chinese edition's sentence, 这只动物没有过马路，因为它太累了 / ……太宽了, on the same nine features. Words as a
+# Chinese reader groups them: 这只 (demonstrative + measure word, like "The"), 没有 / 过 (the two verbs), the comma (a
+# token of its own, as in any tokenizer; a function token like "the"), 太 ("too"), and the predicate 累了 as ONE
+# word: 了 marks the state the adjective reached, so only the last word differs. No copula (English "was"), no second
+# article: 10 tokens, and the last word is two positions after 它 (three after "it" in English).
+ANIMAL_STREET_LEXICON_ZH: dict[str, dict[str, float]] = {
+    "这只": {"function": 1.0}, "动物": {"noun": 1.0, "living": 1.0}, "没有": {"verb": 1.0},
+    "过": {"verb": 1.0}, "马路": {"noun": 1.0, "place": 1.0}, "，": {"function": 1.0},
+    "因为": {"function": 1.0}, "它": {"pronoun": 1.0}, "太": {"function": 1.0},
+    "累了": {"adjective": 1.0, "of-living": 1.0}, "宽了": {"adjective": 1.0, "of-place": 1.0},
+    "饿了": {"adjective": 1.0, "of-living": 1.0}, "窄了": {"adjective": 1.0, "of-place": 1.0},
+}
+ANIMAL_STREET_PREFIX_ZH: list[str] = ["这只", "动物", "没有", "过", "马路", "，", "因为", "它", "太"]
+ANIMAL_STREET_LANGUAGES = ("en", "zh")
 STEP1_SHARPNESS = 5.0  # fixed sharpness of step 1 ("it" reads the last word), see animal_street_projections
 
 
@@ -43,27 +58,37 @@ def feature_vector(features: dict[str, float]) -> torch.Tensor:
 
 
 def animal_street_sentence(
-    last_word: str = "tired", features: dict[str, float] | None = None
+    last_word: str = "tired", features: dict[str, float] | None = None, *, language: str | None = None
 ) -> tuple[list[str], torch.Tensor]:
     """"The animal didn't cross the street because it was too <last_word>" with hand-built features.
 
+    The Chinese edition's sentence, "这只动物没有过马路，因为它太<last_word>", comes from a Chinese last word
+    (animal_street_sentence("累了")): the same lesson on a sentence a Chinese reader parses natively.
+
     Args:
-        last_word: a word of ANIMAL_STREET_LEXICON ("tired", "wide", "hungry", "narrow"), or any new
-            word when `features` is given.
+        last_word: a word of ANIMAL_STREET_LEXICON ("tired", "wide", "hungry", "narrow") or of
+            ANIMAL_STREET_LEXICON_ZH ("累了", "宽了", "饿了", "窄了"), or any new word when `features` is given.
         features: {feature name: value} for the last word; None looks it up in the lexicon.
+        language: "en" or "zh"; None: "zh" for a word of the Chinese lexicon, else "en".
 
     Returns:
-        (tokens: 11 strings, X: [11, d] float64 features, one row per token: the same digits on every CPU).
+        (tokens: 11 strings (Chinese: 10), X: [N, d] float64 features, one row per token: the same digits on
+        every CPU).
     """
+    if language is None:
+        language = "zh" if last_word in ANIMAL_STREET_LEXICON_ZH else "en"
+    language = choice("language", language, ANIMAL_STREET_LANGUAGES)
+    lexicon, prefix = ((ANIMAL_STREET_LEXICON, ANIMAL_STREET_PREFIX) if language == "en"
+                       else (ANIMAL_STREET_LEXICON_ZH, ANIMAL_STREET_PREFIX_ZH))
     if features is None:
-        if last_word not in ANIMAL_STREET_LEXICON or last_word in ANIMAL_STREET_PREFIX:
-            known = [w for w in ANIMAL_STREET_LEXICON if w not in ANIMAL_STREET_PREFIX]
+        if last_word not in lexicon or last_word in prefix:
+            known = [w for w in lexicon if w not in prefix]
             raise ValueError(f"last_word {last_word!r} has no hand-built features; use one of {known} "
                              "or pass features=")
-        features = ANIMAL_STREET_LEXICON[last_word]
-    tokens = ANIMAL_STREET_PREFIX + [str(last_word)]
-    rows = [feature_vector(ANIMAL_STREET_LEXICON[t]) for t in ANIMAL_STREET_PREFIX] + [feature_vector(features)]
-    return tokens, torch.stack(rows)  # [11, d]
+        features = lexicon[last_word]
+    tokens = prefix + [str(last_word)]
+    rows = [feature_vector(lexicon[t]) for t in prefix] + [feature_vector(features)]
+    return tokens, torch.stack(rows)  # [N, d]
 
 
 def _feature_map(pairs: list[tuple[str, str, float]]) -> torch.Tensor:

@@ -78,6 +78,62 @@ def test_core_attention_matches_two_step_reference():
     assert torch.allclose(w, ref, atol=1e-12)
 
 
+# ---- 01 in Chinese: 这只动物没有过马路，因为它太累了 / ……太宽了 ----
+
+def _two_steps(x: torch.Tensor, sharpness: float = 3.0) -> torch.Tensor:
+    """The step-2 weights [N, N] after the two hand-built steps, written out here (not the checker's code)."""
+    proj = data.animal_street_projections()
+    s1, s2 = proj["step1"], proj["step2"]
+    w1 = torch.softmax(data.STEP1_SHARPNESS * (x @ s1["W_q"]) @ (x @ s1["W_k"]).T, dim=-1)  # [N, N]
+    h = x + w1 @ (x @ s1["W_v"])  # [N, d]
+    return torch.softmax(sharpness * (h @ s2["W_q"]) @ (h @ s2["W_k"]).T, dim=-1)  # [N, N]
+
+
+def test_chinese_sentence_tokens_and_features():
+    tokens, x = data.animal_street_sentence("累了")
+    assert tokens == ["这只", "动物", "没有", "过", "马路", "，", "因为", "它", "太", "累了"]
+    assert len(set(tokens)) == 10 and x.shape == (10, len(data.ANIMAL_STREET_FEATURES)) and x.dtype == torch.float64
+    f = data.ANIMAL_STREET_FEATURES.index
+    assert x[tokens.index("它"), f("pronoun")] == 1.0 and x[tokens.index("动物"), f("living")] == 1.0
+    assert x[tokens.index("马路"), f("place")] == 1.0 and x[-1, f("of-living")] == 1.0
+    for zh, en in (("动物", "animal"), ("马路", "street"), ("它", "it"), ("累了", "tired"), ("宽了", "wide")):
+        assert data.ANIMAL_STREET_LEXICON_ZH[zh] == data.ANIMAL_STREET_LEXICON[en]  # the same hand-built features
+
+
+def test_chinese_sentences_differ_only_in_the_last_word():
+    tokens_t, x_t = data.animal_street_sentence("累了")
+    tokens_w, x_w = data.animal_street_sentence("宽了")
+    assert tokens_t[:-1] == tokens_w[:-1] and tokens_w[-1] == "宽了"
+    assert (x_t != x_w).any(dim=1).nonzero().flatten().tolist() == [len(tokens_t) - 1]
+
+
+@pytest.mark.parametrize("word,referent", [("累了", "动物"), ("饿了", "动物"), ("宽了", "马路"), ("窄了", "马路")])
+def test_chinese_it_moves_with_the_last_word(word, referent):
+    tokens, x = data.animal_street_sentence(word)
+    row = _two_steps(x)[tokens.index("它")]  # [N]
+    other = {"动物": "马路", "马路": "动物"}[referent]
+    assert tokens[int(row.argmax())] == referent
+    assert float(row[tokens.index(referent)] - row[tokens.index(other)]) > 0.8
+
+
+def test_two_steps_reference_agrees_with_the_checker_in_english():
+    """_two_steps above is the same computation as the checker's reference, on the English sentence."""
+    tokens, x = data.animal_street_sentence("wide")
+    assert torch.allclose(_two_steps(x)[tokens.index("it")], _it_row("wide"), atol=1e-12)
+
+
+def test_chinese_language_choice_and_bad_words():
+    tokens, x = data.animal_street_sentence("泥泞", features={"adjective": 1, "of-place": 1}, language="zh")
+    assert tokens[:-1] == data.ANIMAL_STREET_PREFIX_ZH and tokens[-1] == "泥泞"
+    assert data.animal_street_sentence("泥泞", features={"adjective": 1})[0][0] == "The"  # a new word: English
+    with pytest.raises(ValueError, match="last_word"):
+        data.animal_street_sentence("tired", language="zh")
+    with pytest.raises(ValueError, match="last_word"):
+        data.animal_street_sentence("它")
+    with pytest.raises(ValueError, match="language"):
+        data.animal_street_sentence("累了", language="fr")
+
+
 # ---- 02: the Q/K/V toy inputs ----
 
 def test_qkv_sentence_seeded():
