@@ -40,7 +40,7 @@ def test_head_contribution(run):
         return h @ W[i * d_k:(i + 1) * d_k, :]
 
     ok, out = run(al.checks.check_head_contribution, right)
-    assert ok is True and "✓ Correct" in out
+    assert ok is True and "✓ Correct" in out and "W_O adds them" in out  # Concat keeps heads apart; W_O sums them
     ok, out = run(al.checks.check_head_contribution, rows)
     assert ok is False and "COLUMNS of W_o.weight" in out
     ok, out = run(al.checks.check_head_contribution, lambda h, W, i: h @ W.T)

@@ -92,8 +92,8 @@ def check_head_contribution(fn: Callable[..., torch.Tensor]) -> bool:
         total = total + got.detach()
     if not torch.allclose(total, out, atol=1e-5):
         return say(False, "each head looked right but their sum plus the bias differs from the module's output")
-    return say(True, "Σ_i head_i · W_O[rows of head i] + bias equals the module's output: heads are added, not "
-                     "placed side by side.")
+    return say(True, "Σ_i head_i · W_O[rows of head i] + bias equals the module's output: the concatenation places "
+                     "the heads side by side, W_O adds them.")
 
 
 def check_relation_mass(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
