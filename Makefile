@@ -1,4 +1,4 @@
-# The two commands of the course: `make lab` and `make test`.
+# The two commands of the course: `make lab` (or `make lab-zh`, the Chinese edition) and `make test`.
 # Both create .venv/ on first use and reinstall only when pyproject.toml changes.
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 # JupyterLab refuses to run as root unless told; containers often run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test venv clean bench site slides
+.PHONY: lab lab-zh test venv clean bench site slides
 
 venv: $(STAMP)
 
@@ -25,8 +25,22 @@ $(STAMP): pyproject.toml
 	  | { grep -v 'is ignored: it is neither a file nor a directory' || true; }
 	@touch $@
 
+# JupyterLab's own settings come from jupyter/lab-en or jupyter/lab-zh (overrides.json: the interface language,
+# no news prompt, no update check); the server is told not to fetch news or check for updates either.
+LAB_ARGS := --ServerApp.ip=127.0.0.1 --port=$(PORT) --ServerApp.root_dir=notebooks \
+  --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(ROOT_FLAG)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --port=$(PORT) --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/01_introduction.ipynb $(ROOT_FLAG)
+	$(BIN)/jupyter lab $(LAB_ARGS) --LabApp.app_settings_dir=$(CURDIR)/jupyter/lab-en \
+	  --LabApp.default_url=/lab/tree/01_introduction.ipynb
+
+# The Chinese edition, with JupyterLab's interface in Chinese (jupyterlab-language-pack-zh-CN), whatever the OS
+# locale. Its user settings and workspaces live in build/lab-zh/, so a choice made there stays there.
+lab-zh: $(STAMP)
+	$(BIN)/jupyter lab $(LAB_ARGS) --LabApp.app_settings_dir=$(CURDIR)/jupyter/lab-zh \
+	  --LabApp.user_settings_dir=$(CURDIR)/build/lab-zh/user-settings \
+	  --LabApp.workspaces_dir=$(CURDIR)/build/lab-zh/workspaces \
+	  --LabApp.default_url=/lab/tree/zh/01_introduction.ipynb
 
 # `make test` also checks every notebook as if on another CPU (scripts/cpu_variants.py: PyTorch's
 # non-vectorised kernels, one thread, other MKL/oneDNN/OpenBLAS kernels). OTHER_CPU=0 skips that run.
