@@ -14,6 +14,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -132,26 +133,38 @@ def test_the_server_serves_the_edition_s_settings(lab):
         assert len(pack.get("jupyterlab", {})) > 1000, "jupyterlab-language-pack-zh-CN serves too few strings"
 
 
+# Run in a child process: its own Playwright, whatever Playwright (pytest-playwright's) this process runs.
+LOOK = """
+import json, sys
+from playwright.sync_api import sync_playwright
+url, shot = sys.argv[1:]
+with sync_playwright() as p:
+    browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                args=["--disable-dev-shm-usage", "--no-sandbox", "--disable-gpu"])
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(url, timeout=120_000)
+    page.wait_for_selector(".lm-MenuBar-itemLabel", timeout=120_000)
+    page.wait_for_timeout(5000)  # without the overrides JupyterLab asks about news a few seconds after it starts
+    labels = page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
+    toasts = page.locator(".Toastify__toast").all_inner_texts()
+    page.screenshot(path=shot)
+    browser.close()
+print(json.dumps({"labels": labels, "toasts": toasts}))
+"""
+
+
 @pytest.mark.browser
 def test_the_menus_are_in_the_edition_s_language_and_no_news_prompt(lab):
     if not CHROMIUM.exists():
         if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
             pytest.fail("/usr/bin/chromium is missing (CI is set: .ci/run installs it)")
         pytest.skip("needs /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("playwright.sync_api")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                    args=["--disable-dev-shm-usage", "--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 720})
-            page.goto(lab.url("/lab"), timeout=120_000)
-            page.wait_for_selector(".lm-MenuBar-itemLabel", timeout=120_000)
-            page.wait_for_timeout(5000)  # JupyterLab asks about news a few seconds after it starts
-            labels = page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
-            toasts = page.locator(".Toastify__toast").all_inner_texts()
-            page.screenshot(path=str(SHOTS / f"{lab.target}.png"))
-        finally:
-            browser.close()
-    assert [m for m in MENUS[lab.target] if m in labels] == MENUS[lab.target], labels
-    assert not toasts, f"a notification is shown: {toasts}"
+    shot = SHOTS / f"{lab.target}.png"
+    run = subprocess.run([sys.executable, "-c", LOOK, lab.url("/lab"), str(shot)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert [m for m in MENUS[lab.target] if m in seen["labels"]] == MENUS[lab.target], seen["labels"]
+    assert not seen["toasts"], f"a notification is shown: {seen['toasts']} (see {shot})"
