@@ -39,6 +39,11 @@ def catalog(language: str) -> dict[str, str]:
     return _catalogs[language]
 
 
+def reload() -> None:
+    """Forget the catalogs read so far: the next lookup reads attnlib/locale/ again (after a catalog is edited)."""
+    _catalogs.clear()
+
+
 def t(template: str, **values: Any) -> str:
     """`template` in the current language (English when no translation exists), filled with `values`.
 

@@ -7,6 +7,7 @@ from typing import Any, Callable
 import torch
 
 from .. import data
+from ..i18n import t
 from .feedback import call, compare, say
 
 
@@ -25,17 +26,19 @@ def check_weighted_sum(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor])
         values = torch.randn(n_k, d_v, generator=gen, dtype=torch.float64)  # [N_k, d_v]
         expected = weights @ values  # [N_q, d_v]
         got, error = call(fn, weights.clone(), values.clone())
+        shapes = dict(weights=tuple(weights.shape), values=tuple(values.shape))
         if error:
-            return say(False, f"with weights {tuple(weights.shape)} and values {tuple(values.shape)}, {error}")
+            return say(False, t("with weights {weights} and values {values}, {error}", **shapes, error=error))
         problem, g = compare(got, expected, atol=1e-6)
         if g is not None:
             if torch.allclose(g, values.mean(0).expand_as(expected), atol=1e-6):
-                problem = "you returned the plain average of the values: each value must be multiplied by its weight"
+                problem = t("you returned the plain average of the values: each value must be multiplied by its "
+                            "weight")
             elif torch.allclose(g, values.sum(0).expand_as(expected), atol=1e-6):
-                problem = "you summed the values without their weights"
+                problem = t("you summed the values without their weights")
         if problem:
-            return say(False, f"with weights {tuple(weights.shape)} and values {tuple(values.shape)}: {problem}")
-    return say(True, "output[i] = Σ_j weights[i, j] · values[j], which is the matrix product weights @ values.")
+            return say(False, t("with weights {weights} and values {values}: {problem}", **shapes, problem=problem))
+    return say(True, t("output[i] = Σ_j weights[i, j] · values[j], which is the matrix product weights @ values."))
 
 
 def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
@@ -51,8 +54,8 @@ def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
     _, x_sent = data.animal_street_sentence("wide")
     gen = torch.Generator().manual_seed(2)
     cases = [
-        ("the 'wide' sentence", x_sent.double(), proj["W_q"].double(), proj["W_k"].double(), 3.0),
-        ("a random input", *(torch.randn(*s, generator=gen, dtype=torch.float64) for s in ((5, 4), (4, 3), (4, 3))),
+        (t("the 'wide' sentence"), x_sent.double(), proj["W_q"].double(), proj["W_k"].double(), 3.0),
+        (t("a random input"), *(torch.randn(*s, generator=gen, dtype=torch.float64) for s in ((5, 4), (4, 3), (4, 3))),
          0.5),
     ]
     for label, x, w_q, w_k, sharpness in cases:
@@ -60,20 +63,22 @@ def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
         expected = torch.softmax(scores, dim=-1)  # [N, N]
         got, error = call(fn, x.clone(), w_q.clone(), w_k.clone(), sharpness)
         if error:
-            return say(False, f"on {label}, {error}")
+            return say(False, t("on {case}, {error}", case=label, error=error))
         problem, g = compare(got, expected, atol=1e-6)
         if g is not None:
             if torch.allclose(g, torch.softmax(scores, dim=0), atol=1e-6):
-                problem = "your softmax runs down the columns (dim=0): each ROW (one query) must sum to 1, use dim=-1"
+                problem = t("your softmax runs down the columns (dim=0): each ROW (one query) must sum to 1, "
+                            "use dim=-1")
             elif torch.allclose(g, expected.T, atol=1e-6) or torch.allclose(g, torch.softmax(scores.T, -1), atol=1e-6):
-                problem = "rows and columns are swapped: row i is query i, so use (X W_q) @ (X W_k).T"
+                problem = t("rows and columns are swapped: row i is query i, so use (X W_q) @ (X W_k).T")
             elif torch.allclose(g, scores, atol=1e-6):
-                problem = "these are the raw scores: apply torch.softmax(..., dim=-1) so each row sums to 1"
+                problem = t("these are the raw scores: apply torch.softmax(..., dim=-1) so each row sums to 1")
             elif torch.allclose(g, torch.softmax(scores / sharpness, -1), atol=1e-6):
-                problem = f"the sharpness ({sharpness}) is missing: multiply the scores by it before the softmax"
+                problem = t("the sharpness ({sharpness}) is missing: multiply the scores by it before the softmax",
+                            sharpness=sharpness)
         if problem:
-            return say(False, f"on {label}: {problem}")
-    return say(True, "weights = softmax(sharpness · Q Kᵀ) row by row, computed from the input itself.")
+            return say(False, t("on {case}: {problem}", case=label, problem=problem))
+    return say(True, t("weights = softmax(sharpness · Q Kᵀ) row by row, computed from the input itself."))
 
 
 def animal_street_it_row(features: dict[str, float], sharpness: float) -> torch.Tensor:
@@ -99,20 +104,24 @@ def check_undecided_word(features: Any, sharpness: float = 3.0) -> bool:
         True when "it" gives animal and street weights within 0.05 of each other and ≥ 0.9 together.
     """
     if features is None or (isinstance(features, dict) and not features):
-        return say(False, "no features yet: fill the dict with {feature name: value}, e.g. {'adjective': 1.0}")
+        return say(False, t("no features yet: fill the dict with {{feature name: value}}, e.g. {example}",
+                            example="{'adjective': 1.0}"))
     try:
         row = animal_street_it_row(features, float(sharpness))  # [11]
     except (ValueError, TypeError) as exc:
         return say(False, str(exc))
     animal, street = float(row[1]), float(row[5])
     if not (math.isfinite(animal) and math.isfinite(street)):
-        return say(False, "the weights came out NaN: are your feature values finite numbers?")
-    msg = f"'it' gives animal {animal:.3f} and street {street:.3f}"
+        return say(False, t("the weights came out NaN: are your feature values finite numbers?"))
+    msg = t("'it' gives animal {animal:.3f} and street {street:.3f}", animal=animal, street=street)
     if animal + street < 0.9:
-        return say(False, f"{msg}: together only {animal + street:.3f} < 0.9, so 'it' still looks at other words. "
-                               "Step 1 reads the last word only if it is an adjective, and carries over only its "
-                               "'of-living' and 'of-place' values: those are what sharpen the query of 'it'.")
+        return say(False, t("{msg}: together only {total:.3f} < 0.9, so 'it' still looks at other words. Step 1 reads "
+                            "the last word only if it is an adjective, and carries over only its 'of-living' and "
+                            "'of-place' values: those are what sharpen the query of 'it'.",
+                            msg=msg, total=animal + street))
     if abs(animal - street) > 0.05:
-        winner = "animal" if animal > street else "street"
-        return say(False, f"{msg}: it still prefers the {winner} (difference {abs(animal - street):.3f} > 0.05).")
-    return say(True, f"{msg}: undecided, because your word says as much about living things as about places.")
+        winner = t("animal") if animal > street else t("street")
+        return say(False, t("{msg}: it still prefers the {winner} (difference {diff:.3f} > 0.05).",
+                            msg=msg, winner=winner, diff=abs(animal - street)))
+    return say(True, t("{msg}: undecided, because your word says as much about living things as about places.",
+                       msg=msg))

@@ -7,6 +7,7 @@ from typing import Any, Callable
 import torch
 
 from .. import data
+from ..i18n import t
 from .feedback import call, compare, say
 
 
@@ -27,18 +28,18 @@ def check_score_matrix(fn: Callable[..., torch.Tensor]) -> bool:
         got, error = call(fn, x.clone(), w_q.clone(), w_k.clone())
         label = f"d_model={d_model}, d_k={d_k}"
         if error:
-            return say(False, f"with {label}, {error}")
+            return say(False, t("with {label}, {error}", label=label, error=error))
         problem, g = compare(got, expected, atol=1e-6)
         if g is not None:
             if torch.allclose(g, expected.T, atol=1e-6):
-                problem = "you returned Sᵀ = K Qᵀ: row i must be query i, so S = Q Kᵀ (and S ≠ Sᵀ in general!)"
+                problem = t("you returned Sᵀ = K Qᵀ: row i must be query i, so S = Q Kᵀ (and S ≠ Sᵀ in general!)")
             elif torch.allclose(g, expected / math.sqrt(d_k), atol=1e-6):
-                problem = "you divided by √d_k: that comes later (notebook 03); here we want the raw scores Q Kᵀ"
+                problem = t("you divided by √d_k: that comes later (notebook 03); here we want the raw scores Q Kᵀ")
             elif torch.allclose(g, (x @ w_q) @ (x @ w_q).T, atol=1e-6):
-                problem = "you used W_q twice: the keys come from W_k"
+                problem = t("you used W_q twice: the keys come from W_k")
         if problem:
-            return say(False, f"with {label}: {problem}")
-    return say(True, "S = Q Kᵀ with Q = X W_q and K = X W_k; S[i, j] = how much query i matches key j.")
+            return say(False, t("with {label}: {problem}", label=label, problem=problem))
+    return say(True, t("S = Q Kᵀ with Q = X W_q and K = X W_k; S[i, j] = how much query i matches key j."))
 
 
 def check_symmetric_pair(W_q: Any, W_k: Any) -> bool:
@@ -52,35 +53,38 @@ def check_symmetric_pair(W_q: Any, W_k: Any) -> bool:
     """
     for name, w in (("W_q", W_q), ("W_k", W_k)):
         if w is None:
-            return say(False, f"{name} is None: build an [8, 4] tensor")
+            return say(False, t("{name} is None: build an [8, 4] tensor", name=name))
         if not isinstance(w, torch.Tensor):
-            return say(False, f"{name} must be a torch.Tensor of shape (8, 4), got {type(w).__name__}")
+            return say(False, t("{name} must be a torch.Tensor of shape (8, 4), got {type}", name=name,
+                                type=type(w).__name__))
         if tuple(w.shape) != (8, 4):
-            return say(False, f"{name} must have shape (8, 4) [d_model, d_k], got {tuple(w.shape)}")
+            return say(False, t("{name} must have shape (8, 4) [d_model, d_k], got {shape}", name=name,
+                                shape=tuple(w.shape)))
         if not bool(torch.isfinite(w).all()):
-            return say(False, f"{name} contains NaN or inf")
+            return say(False, t("{name} contains NaN or inf", name=name))
     w_q, w_k = W_q.detach().double(), W_k.detach().double()
     if float(w_k.abs().max()) < 1e-6 or float(w_q.abs().max()) < 1e-6:
-        return say(False, "a zero matrix gives all-zero scores: symmetric, but no attention at all. Use nonzero "
-                          "matrices.")
+        return say(False, t("a zero matrix gives all-zero scores: symmetric, but no attention at all. Use nonzero "
+                            "matrices."))
     c = float((w_q * w_k).sum() / (w_q * w_q).sum())  # the best c in W_k ≈ c·W_q
     if float((w_k - c * w_q).norm()) <= 1e-6 * float(w_k.norm()):
         if abs(c - 1) <= 1e-6:
-            return say(False, "W_k equals W_q: that is the easy case we already saw. Find a W_k that differs from W_q.")
-        return say(False, f"W_k = c·W_q with c = {c:.3g}: a multiple of W_q only multiplies every score by c, so "
-                          "this is tied weights again (the trivial case). Use W_k = W_q @ A with a symmetric A "
-                          "that is not a multiple of the identity.")
+            return say(False, t("W_k equals W_q: that is the easy case we already saw. Find a W_k that differs from "
+                                "W_q."))
+        return say(False, t("W_k = c·W_q with c = {c:.3g}: a multiple of W_q only multiplies every score by c, so "
+                            "this is tied weights again (the trivial case). Use W_k = W_q @ A with a symmetric A "
+                            "that is not a multiple of the identity.", c=c))
     m = w_q @ w_k.T  # [8, 8], S = X M Xᵀ
     skew = float((m - m.T).norm() / m.norm().clamp_min(1e-12))
     _, x = data.qkv_sentence(8, seed=9)
     s = (x.double() @ w_q) @ (x.double() @ w_k).T  # [N, N]
     s_skew = float((s - s.T).norm() / s.norm().clamp_min(1e-12))
     if skew > 1e-6:
-        return say(False, f"M = W_q W_kᵀ is not symmetric (‖M − Mᵀ‖ / ‖M‖ = {skew:.3g}), so the scores of a "
-                          f"test sentence are not either (‖S − Sᵀ‖ / ‖S‖ = {s_skew:.3g}). "
-                          "Hint: try W_k = W_q @ A.")
-    return say(True, "W_k is not a multiple of W_q, yet M = W_q W_kᵀ is symmetric, so S = X M Xᵀ is symmetric "
-                     "for every X (test sentence: ‖S − Sᵀ‖ / ‖S‖ < 1e-6).")
+        return say(False, t("M = W_q W_kᵀ is not symmetric (‖M − Mᵀ‖ / ‖M‖ = {skew:.3g}), so the scores of a "
+                            "test sentence are not either (‖S − Sᵀ‖ / ‖S‖ = {s_skew:.3g}). Hint: try W_k = W_q @ A.",
+                            skew=skew, s_skew=s_skew))
+    return say(True, t("W_k is not a multiple of W_q, yet M = W_q W_kᵀ is symmetric, so S = X M Xᵀ is symmetric "
+                       "for every X (test sentence: ‖S − Sᵀ‖ / ‖S‖ < 1e-6)."))
 
 
 def check_invisible_direction(x: Any, W_q: torch.Tensor) -> bool:
@@ -94,21 +98,23 @@ def check_invisible_direction(x: Any, W_q: torch.Tensor) -> bool:
     """
     d_model = W_q.shape[0]
     if x is None:
-        return say(False, f"x is None: build a tensor of shape ({d_model},)")
+        return say(False, t("x is None: build a tensor of shape ({d_model},)", d_model=d_model))
     if not isinstance(x, torch.Tensor):
-        return say(False, f"x must be a torch.Tensor of shape ({d_model},), got {type(x).__name__}")
+        return say(False, t("x must be a torch.Tensor of shape ({d_model},), got {type}", d_model=d_model,
+                            type=type(x).__name__))
     if tuple(x.shape) != (d_model,):
-        return say(False, f"x must have shape ({d_model},) [d_model], got {tuple(x.shape)}")
+        return say(False, t("x must have shape ({d_model},) [d_model], got {shape}", d_model=d_model,
+                            shape=tuple(x.shape)))
     xd, wd = x.detach().double(), W_q.detach().double()
     if not bool(torch.isfinite(xd).all()):
-        return say(False, "x contains NaN or inf")
+        return say(False, t("x contains NaN or inf"))
     if float(xd.norm()) < 1e-8:
-        return say(False, "x is the zero vector: every map sends 0 to 0. Find a NONZERO x.")
+        return say(False, t("x is the zero vector: every map sends 0 to 0. Find a NONZERO x."))
     q = xd @ wd  # [d_k]
     rel = float(q.norm() / (xd.norm() * wd.norm()))
     if rel > 1e-5:
-        return say(False, f"x @ W_q = {[round(v, 4) for v in q.tolist()]} is not zero (relative size {rel:.3g}). "
-                               "Hint: you need x orthogonal to every column of W_q; the last rows of Uᵀ from "
-                               "torch.linalg.svd(W_q) are.")
-    return say(True, "x @ W_q = 0 (relative size < 1e-5): the queries cannot tell X from X + x. "
-                     f"These invisible directions form a {d_model - int(torch.linalg.matrix_rank(wd))}-dim subspace.")
+        return say(False, t("x @ W_q = {q} is not zero (relative size {rel:.3g}). Hint: you need x orthogonal to "
+                            "every column of W_q; the last rows of Uᵀ from torch.linalg.svd(W_q) are.",
+                            q=[round(v, 4) for v in q.tolist()], rel=rel))
+    return say(True, t("x @ W_q = 0 (relative size < 1e-5): the queries cannot tell X from X + x. These invisible "
+                       "directions form a {dim}-dim subspace.", dim=d_model - int(torch.linalg.matrix_rank(wd))))

@@ -5,6 +5,7 @@ from typing import Callable
 
 import torch
 
+from ..i18n import t
 from ..rounding import rounded
 from .feedback import call, compare, say
 
@@ -23,26 +24,27 @@ def check_softmax_by_chunks(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> 
     row = torch.randn(10, generator=gen, dtype=torch.float64)
     rising = torch.arange(12, dtype=torch.float64)  # every chunk raises the maximum
     cases = [
-        ("10 scores, chunks of 4 (the last chunk has 2)", row, 4),
-        ("10 scores, chunks of 1", row, 1),
-        ("10 scores, one chunk of 16", row, 16),
-        ("12 rising scores 0..11, chunks of 5", rising, 5),
-        ("large scores (around 1000), chunks of 3", 1000.0 + 5 * row, 3),
+        (t("10 scores, chunks of 4 (the last chunk has 2)"), row, 4),
+        (t("10 scores, chunks of 1"), row, 1),
+        (t("10 scores, one chunk of 16"), row, 16),
+        (t("12 rising scores 0..11, chunks of 5"), rising, 5),
+        (t("large scores (around 1000), chunks of 3"), 1000.0 + 5 * row, 3),
     ]
     for label, scores, chunk in cases:
         expected = torch.softmax(scores, dim=0)  # [N]
         got, error = call(fn, scores.clone(), chunk)
         if error:
-            return say(False, f"on {label}, {error}")
+            return say(False, t("on {case}, {error}", case=label, error=error))
         problem, g = compare(got, expected, atol=1e-9)
         if g is not None:
             if abs(float(g.sum()) - 1.0) > 1e-6 and bool(torch.isfinite(g).all()):
-                problem += (f"; your weights sum to {rounded(float(g.sum())):.4f}, not 1: when a chunk raises the "
-                            "maximum m, the running sum ℓ must be rescaled by exp(m_old − m_new) before adding")
+                problem += t("; your weights sum to {total:.4f}, not 1: when a chunk raises the maximum m, the "
+                             "running sum ℓ must be rescaled by exp(m_old − m_new) before adding",
+                             total=rounded(float(g.sum())))
         if problem:
-            return say(False, f"on {label}: {problem}")
-    return say(True, "one pass keeps only (m, ℓ); rescaling ℓ by exp(m_old − m_new) when the maximum grows "
-                         "makes the chunked softmax exact, even for scores near 1000.")
+            return say(False, t("on {case}: {problem}", case=label, problem=problem))
+    return say(True, t("one pass keeps only (m, ℓ); rescaling ℓ by exp(m_old − m_new) when the maximum grows "
+                       "makes the chunked softmax exact, even for scores near 1000."))
 
 
 def check_window_pairs(fn: Callable[[int, int], int]) -> bool:
@@ -60,27 +62,29 @@ def check_window_pairs(fn: Callable[[int, int], int]) -> bool:
     for n, w in cases:
         expected = int(window_mask(n, w).sum()) if n <= 512 else n * (2 * w + 1) - w * (w + 1)
         got, error = call(fn, n, w)
+        what = f"window_pairs({n}, {w})"
         if error:
-            return say(False, f"window_pairs({n}, {w}): {error}")
+            return say(False, f"{what}: {error}")
         if isinstance(got, torch.Tensor) and got.numel() == 1:
             got = got.item()
         if isinstance(got, float) and got.is_integer():
             got = int(got)
         if isinstance(got, bool) or not isinstance(got, int):
-            return say(False, f"window_pairs({n}, {w}) returned {got!r} ({type(got).__name__}); expected the integer "
-                              f"{expected}")
+            return say(False, t("{call} returned {got!r} ({type}); expected the integer {expected}", call=what,
+                                got=got, type=type(got).__name__, expected=expected))
         if got != expected:
             hint = ""
             if got == n * (2 * w + 1):
-                hint = (" You counted 2w + 1 keys for every query, but near the two ends of the sequence "
-                        "part of the window falls outside it.")
+                hint = t(" You counted 2w + 1 keys for every query, but near the two ends of the sequence "
+                         "part of the window falls outside it.")
             elif got == n * n:
-                hint = " That is every pair: the window must keep only keys with |i − j| ≤ w."
+                hint = t(" That is every pair: the window must keep only keys with |i − j| ≤ w.")
             elif w >= n and got != n * n:
-                hint = " When the window is wider than the sequence, every pair is inside it."
-            return say(False, f"window_pairs({n}, {w}) returned {got}, expected {expected}.{hint}")
-    return say(True, "n(2w + 1) − w(w + 1) pairs for w < n: linear in n for a fixed window, against n² "
-                         "for full attention.")
+                hint = t(" When the window is wider than the sequence, every pair is inside it.")
+            return say(False, t("{call} returned {got}, expected {expected}.{hint}", call=what, got=got,
+                                expected=expected, hint=hint))
+    return say(True, t("n(2w + 1) − w(w + 1) pairs for w < n: linear in n for a fixed window, against n² "
+                       "for full attention."))
 
 
 def _causal_linear_parts(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -103,13 +107,13 @@ def _denominator_hint(got: torch.Tensor, parts: tuple[torch.Tensor, ...], eps: f
         return torch.allclose(got, candidate, atol=1e-9, rtol=1e-9)
 
     if close(numerator):
-        return ("you returned the numerator φ(q_i)ᵀ S_i only: divide it by the normaliser φ(q_i)ᵀ z_i + eps "
-                "(z_i = Σ_{j≤i} φ(k_j)), which makes the implicit weights of each row sum to 1")
+        return t("you returned the numerator φ(q_i)ᵀ S_i only: divide it by the normaliser φ(q_i)ᵀ z_i + eps "
+                 "(z_i = Σ_{j≤i} φ(k_j)), which makes the implicit weights of each row sum to 1")
     if close(numerator / (full_normaliser + eps)):
-        return ("the numerator is causal but the normaliser is not: it sums φ(k_j) over all keys. Use the prefix sum "
-                "z_i = Σ_{j≤i} φ(k_j) (torch.cumsum), the same keys as the numerator")
+        return t("the numerator is causal but the normaliser is not: it sums φ(k_j) over all keys. Use the prefix sum "
+                 "z_i = Σ_{j≤i} φ(k_j) (torch.cumsum), the same keys as the numerator")
     if close(numerator / normaliser):
-        return "almost: add eps to the normaliser, φ(q_i)ᵀ z_i + eps, as in the formula (it guards against 0)"
+        return t("almost: add eps to the normaliser, φ(q_i)ᵀ z_i + eps, as in the formula (it guards against 0)")
     return ""
 
 
@@ -133,19 +137,21 @@ def check_causal_linear_attention(fn: Callable[..., torch.Tensor]) -> bool:
         parts = _causal_linear_parts(q, k, v)
         expected = parts[0] / (parts[1] + eps)  # [N, d_v]
         got, error = call(fn, q.clone(), k.clone(), v.clone(), eps)
+        shapes = dict(qk=(n, d_k), v=(n, d_v))
         if error:
-            return say(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}, {error}")
+            return say(False, t("with Q, K {qk} and V {v}, {error}", **shapes, error=error))
         problem, g = compare(got, expected, atol=1e-9)
         if g is not None:
             hint = _denominator_hint(g, parts, eps)
             if torch.allclose(g, linear_attention(q, k, v, eps=eps)[0], atol=1e-9):
-                problem = ("this is the non-causal version: every row used all keys. Row i may use keys 0..i "
-                           "only: take running (prefix) sums with torch.cumsum along the sequence")
+                problem = t("this is the non-causal version: every row used all keys. Row i may use keys 0..i "
+                            "only: take running (prefix) sums with torch.cumsum along the sequence")
             elif hint:
                 problem = hint
             elif torch.allclose(g[0], expected[0], atol=1e-9) and not torch.allclose(g[-1], expected[-1], atol=1e-9):
-                problem += "; the first row is right but later rows are not: check the denominator uses the same prefix"
+                problem += t("; the first row is right but later rows are not: check the denominator uses the same "
+                             "prefix")
         if problem:
-            return say(False, f"with Q, K {(n, d_k)} and V {(n, d_v)}: {problem}")
-    return say(True, "prefix sums S_i and z_i give causal linear attention in O(N) steps; it is what lets "
-                         "linear attention run as a recurrent network, one token at a time.")
+            return say(False, t("with Q, K {qk} and V {v}: {problem}", **shapes, problem=problem))
+    return say(True, t("prefix sums S_i and z_i give causal linear attention in O(N) steps; it is what lets "
+                       "linear attention run as a recurrent network, one token at a time."))
