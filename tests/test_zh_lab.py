@@ -2,8 +2,9 @@
 
 The servers run the Makefile's own command (`make -n lab` / `make -n lab-zh`), on a free port with a token,
 their user settings and runtime files in a temporary folder. The settings come from jupyter/lab-en and
-jupyter/lab-zh (overrides.json, passed as --LabApp.app_settings_dir). The browser test looks at the menu bar
-in headless Chromium and leaves screenshots in build/browser/lab-en.png and lab-zh.png.
+jupyter/lab-zh (overrides.json, passed as --LabApp.app_settings_dir). The browser tests look at the menu bar
+in headless Chromium (screenshots build/browser/lab.png and lab-zh.png) and check the bold lint of
+scripts/zh_edition.py against JupyterLab's markdown renderer (build/browser/bold-lint.png).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,13 +71,15 @@ def free_port() -> int:
 class Lab:
     """A JupyterLab server started with `make <target>`'s command, stopped by its pid."""
 
-    def __init__(self, target: str, tmp: Path):
+    def __init__(self, target: str, tmp: Path, extra: tuple[str, ...] = ()):
         self.port, self.token = free_port(), secrets.token_hex(16)
         for d in ("config", "data", "runtime", "user-settings", "workspaces"):
             (tmp / d).mkdir(parents=True, exist_ok=True)
-        cmd = [*make_command(target, self.port), "--no-browser", "--ServerApp.port_retries=0",
+        replaced = {a.split("=", 1)[0] for a in extra}
+        cmd = [a for a in make_command(target, self.port) if a.split("=", 1)[0] not in replaced]
+        cmd = [*cmd, "--no-browser", "--ServerApp.port_retries=0",
                f"--ServerApp.token={self.token}", f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
-               f"--LabApp.workspaces_dir={tmp / 'workspaces'}"]
+               f"--LabApp.workspaces_dir={tmp / 'workspaces'}", *extra]
         env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_DATA_DIR=str(tmp / "data"),
                    JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), LANG="C.UTF-8", LC_ALL="C.UTF-8")
         env.pop("JUPYTERLAB_SETTINGS_DIR", None)
@@ -168,3 +172,52 @@ def test_the_menus_are_in_the_edition_s_language_and_no_news_prompt(lab):
     seen = json.loads(run.stdout.strip().splitlines()[-1])
     assert [m for m in MENUS[lab.target] if m in seen["labels"]] == MENUS[lab.target], seen["labels"]
     assert not seen["toasts"], f"a notification is shown: {seen['toasts']} (see {shot})"
+
+
+# The bold lint's rule against JupyterLab's own markdown renderer: each case of tests/test_zh_edition.py's
+# bold lint, one markdown cell each, rendered in a notebook; the lint must flag exactly the unrendered ones.
+RENDER = """
+import json, sys
+from playwright.sync_api import sync_playwright
+url, count, shot = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+with sync_playwright() as p:
+    browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                args=["--disable-dev-shm-usage", "--no-sandbox", "--disable-gpu"])
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(url, timeout=120_000)
+    cells = page.locator(".jp-MarkdownCell .jp-RenderedMarkdown")
+    page.wait_for_function(f"document.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown').length >= {count}",
+                           timeout=120_000)
+    html = [cells.nth(i).inner_html() for i in range(count)]
+    page.screenshot(path=shot)
+    browser.close()
+print(json.dumps(html))
+"""
+BOLD_CASES = ["**注意，**这里", "**注意**，这里", "**注意，** 这里", "这是**“查询”**向量", "这是 **“查询”** 向量",
+              "**Learning objectives.** After", "**注意：**$x$ 很大", "**凸组合。**它的权重"]
+
+
+@pytest.mark.browser
+def test_the_bold_lint_predicts_what_jupyterlab_renders(tmp_path):
+    if not CHROMIUM.exists():
+        pytest.skip("needs /usr/bin/chromium")
+    pytest.importorskip("playwright.sync_api")
+    from test_zh_edition import zh
+
+    root = tmp_path / "root"
+    root.mkdir()
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
+    nb.cells = [nbformat.v4.new_markdown_cell(f"{i}. {text}") for i, text in enumerate(BOLD_CASES)]
+    nbformat.write(nb, root / "bold.ipynb")
+    lab = Lab("lab-zh", tmp_path, (f"--ServerApp.root_dir={root}",))
+    try:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        run = subprocess.run([sys.executable, "-c", RENDER, lab.url("/lab/tree/bold.ipynb"), str(len(BOLD_CASES)),
+                              str(SHOTS / "bold-lint.png")], capture_output=True, text=True, timeout=300)
+    finally:
+        lab.stop()
+    assert run.returncode == 0, run.stderr[-2000:]
+    html = json.loads(run.stdout.strip().splitlines()[-1])
+    rendered = {text: "<strong>" in h and "**" not in h for text, h in zip(BOLD_CASES, html)}
+    predicted = {text: not zh.bold_problems(text) for text in BOLD_CASES}
+    assert rendered == predicted, {t: (rendered[t], predicted[t], h) for t, h in zip(BOLD_CASES, html)}
