@@ -129,16 +129,11 @@ def _weights_problem(
                      weight=float(w[b, h, i, j]))
     s = _fitted_scale(w, raw, allowed)
     if s is not None:
-        right = dict(d_k=d_k, right=rounded(1 / math.sqrt(d_k)), s=rounded(s))
-        for value, name in _scale_names(d_k, heads):
-            if abs(s - value) <= 1e-3 * value:
-                if value == 1 / math.sqrt(d_k):
-                    break
-                return t("the scores were multiplied by {s:.4f} = {name}; expected 1/√d_k = 1/√{d_k} = "
-                         "{right:.4f}. Divide by √d_k, the width of ONE head", name=name, **right)
-        else:
-            return t("the scores were multiplied by {s:.4f} = 1/√{fit:g}; expected 1/√d_k = 1/√{d_k} = {right:.4f}. "
-                     "Divide by √d_k, the width of ONE head", fit=rounded(1 / s ** 2, 2), **right)
+        name = next((name for value, name in _scale_names(d_k, heads) if abs(s - value) <= 1e-3 * value), None)
+        if name != f"1/√d_k = 1/√{d_k}":  # the first name that fits, else the fitted scale itself
+            return t("the scores were multiplied by {s:.4f} = {name}; expected 1/√d_k = 1/√{d_k} = {right:.4f}. "
+                     "Divide by √d_k, the width of ONE head", s=rounded(s), d_k=d_k, right=rounded(1 / math.sqrt(d_k)),
+                     name=name or f"1/√{rounded(1 / s ** 2, 2):g}")
     err = (w - expected).abs()
     b, h, i, j = (int(v) for v in torch.nonzero(err == err.max())[0])
     return t("weight [batch {b}, head {h}, query {i}, key {j}] is {got:.4f}, expected {expected:.4f} = "
