@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 # JupyterLab refuses to run as root unless told; containers often run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab lab-zh test venv clean bench site slides
+.PHONY: lab lab-zh zh-check test venv clean bench site slides
 
 venv: $(STAMP)
 
@@ -41,6 +41,11 @@ lab-zh: $(STAMP)
 	  --LabApp.user_settings_dir=$(CURDIR)/build/lab-zh/user-settings \
 	  --LabApp.workspaces_dir=$(CURDIR)/build/lab-zh/workspaces \
 	  --LabApp.default_url=/lab/tree/zh/01_introduction.ipynb
+
+# The Chinese edition's checks alone (make test runs them too, in tests/test_zh_edition.py): stale catalog entries,
+# to-dos, regeneration, code cells, parity, bold, English left; each problem says what to do.
+zh-check: $(STAMP)
+	$(BIN)/python scripts/zh_edition.py check
 
 # `make test` also checks every notebook as if on another CPU (scripts/cpu_variants.py: PyTorch's
 # non-vectorised kernels, one thread, other MKL/oneDNN/OpenBLAS kernels). OTHER_CPU=0 skips that run.

@@ -298,6 +298,9 @@ def program(source: str) -> str:
     return ast.dump(_Blanked().visit(tree), include_attributes=False)
 
 
+MARKER = re.compile(r"#\s*(NBVAL_[A-Z_]+|noqa\b[:\sA-Z0-9,]*)")  # comments nbval and ruff read: never translated
+
+
 def check_code(nn: str) -> list[Problem]:
     """A zh code cell differs from its English cell only in comments and string literals."""
     problems = []
@@ -316,6 +319,10 @@ def check_code(nn: str) -> list[Problem]:
                                     f"{err.lineno}); a full-width character outside a string or comment? "
                                     f"Edit the entry so only comments and string literals differ"))
             continue
+        markers = [sorted(MARKER.findall(text)) for text in (e.en, e.zh)]
+        if markers[0] != markers[1]:
+            problems.append(Problem("code", nn, e.cell_id, f"the comments that tools read differ: English "
+                                    f"{markers[0]}, Chinese {markers[1]}; keep them as the English has them"))
         if en != zh:
             problems.append(Problem("code", nn, e.cell_id, "the Chinese cell is another program, not only other "
                                     "comments and string literals:\n" + text_diff(e.en, e.zh, "English", "Chinese")
@@ -540,10 +547,31 @@ def run_checks(numbers: list[str], only: list[str]) -> list[Problem]:
     return [p for nn in numbers for name in only for p in CHECK_FUNCTIONS[name](nn)]
 
 
+def english_in_code(source: str) -> list[str]:
+    """English runs of ENGLISH_WORDS words in a code cell's comments and string literals (what a reader sees)."""
+    import io
+    import tokenize
+
+    texts = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                texts.append(MARKER.sub(" ", tok.string))
+            elif tok.type == tokenize.STRING or tok.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+                texts.append(tok.string)
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return [" ".join(m.group(0).split()) for t in texts for m in WORD_RUN.finditer(t)]
+
+
 def english_report(nn: str) -> list[str]:
-    """Lines listing each zh markdown cell (to-dos included) with English runs, citations marked as such."""
+    """Lines listing each zh cell (to-dos included) with English runs: markdown prose, citations marked as
+    allowed, and code cells' comments and strings (a report only: no test counts these)."""
     lines = []
     for i, e in enumerate(read_catalog(catalog_path(nn))):
+        if e.cell_type == "code":
+            for r in english_in_code(e.zh):
+                lines.append(f"{nn} cell {i} {e.cell_id}{' (todo)' if e.todo else ''}: code comment/string: {r[:100]}")
         if e.cell_type == "markdown":
             runs, quoted = english_runs(e.zh)
             for r in runs:

@@ -117,6 +117,18 @@ def test_code_cells_may_differ_only_in_strings_and_comments(course, zh_source, o
     assert (zh.check_code("09") == []) is ok
 
 
+def test_comments_that_tools_read_stay(course):
+    translate("c1", 'import attnlib as al\nal.set_language("zh")\nprint("你好")  # 问候\n# NBVAL_IGNORE_OUTPUT')
+    assert "comments that tools read" in zh.check_code("09")[0].text
+
+
+def test_english_in_code_comments_and_strings_is_reported():
+    found = zh.english_in_code('x = 1  # the row of it moves from animal to street\n'
+                               'print(f"held out accuracy of all the {n} seeds")')
+    assert found == ["the row of it moves from animal to street", "held out accuracy of all the"]
+    assert zh.english_in_code('x = 1  # 它那一行从动物移到马路  # noqa: E501') == []
+
+
 def test_the_first_code_cell_must_set_zh(course):
     translate("c1", 'import attnlib as al\nal.set_language("en")\nprint("你好")')
     assert 'al.set_language("zh")' in zh.check_code("09")[0].text
