@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .._validate import pixels
+from ..i18n import t
 from .convert import escape, rounded
 from .style import OKABE_ITO, layout_base, legend_below
 
@@ -29,18 +30,17 @@ def _column(method: str, cols: Mapping[str, Any], key: str, n: list[int]) -> lis
     return [v if v is None or v > 0 else None for v in y]
 
 
-def complexity_figure(results: Results, *, title: str = "Cost of attention against sequence length N",
-                      width: int = 820) -> go.Figure:
+def complexity_figure(results: Results, *, title: Optional[str] = None, width: int = 820) -> go.Figure:
     """Time and peak memory against sequence length N, one line per method, log-log axes.
 
     Args: results: {method: {"n": [...], "time_ms": [...], "memory_mb": [...]}} ("memory_mb" optional, None
-        entries are gaps). title: figure title. width: pixels.
+        entries are gaps). title: figure title (None: the default, translated). width: pixels.
     Returns: go.Figure: two traces named after each method, time (x axis "x") and memory ("x2").
     """
     if not isinstance(results, Mapping) or not results:
         raise ValueError(f"results must be a non-empty mapping {{method: columns}}, got {type(results).__name__}")
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
-                        subplot_titles=["time per forward pass", "peak memory"])
+                        subplot_titles=[t("time per forward pass"), t("peak memory")])
     for i, (method, cols) in enumerate((str(k), v) for k, v in results.items()):
         if cols.get("n") is None or "time_ms" not in cols:
             raise ValueError(f"results[{method!r}] must have 'n' and 'time_ms' (and optionally 'memory_mb')")
@@ -54,10 +54,11 @@ def complexity_figure(results: Results, *, title: str = "Cost of attention again
                 marker=dict(symbol=SYMBOLS[i % 8], size=7), connectgaps=False,
                 hovertemplate="N %{x}<br>%{y:.4g} " + unit + "<extra>" + escape(method) + "</extra>",
             ), 1, col)
+    title = t("Cost of attention against sequence length N") if title is None else title
     fig.update_layout(**layout_base(title, width=pixels("width", width), height=420,
                                     margin=dict(l=65, r=20, t=70, b=110)),
                       legend=legend_below(-0.2))
-    fig.update_xaxes(type="log", title_text="sequence length N (log scale)")
-    fig.update_yaxes(type="log", title_text="time (ms, log scale)", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="peak memory (MB, log scale)", row=1, col=2)
+    fig.update_xaxes(type="log", title_text=t("sequence length N (log scale)"))
+    fig.update_yaxes(type="log", title_text=t("time (ms, log scale)"), row=1, col=1)
+    fig.update_yaxes(type="log", title_text=t("peak memory (MB, log scale)"), row=1, col=2)
     return fig

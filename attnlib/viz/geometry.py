@@ -8,10 +8,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .._validate import pixels
+from ..i18n import t
 from .convert import ArrayLike, attention_weights, rounded, to_numpy, token_labels
 from .style import OKABE_ITO, figure_meta, layout_base, legend_below, trace
 
-HULL, VALUES, OUTPUT = "convex hull", "value vectors v_j", "output Σ w_j v_j"  # trace names
+HULL, VALUES, OUTPUT = "convex hull", "value vectors v_j", "output Σ w_j v_j"  # trace names (in English: see trace)
 QUERIES, KEYS = "query q_i", "key k_j"
 
 
@@ -43,26 +44,27 @@ def convex_hull(points: ArrayLike) -> np.ndarray:
 
 
 def convex_hull_figure(values: ArrayLike, weights: ArrayLike, *, tokens: Optional[Sequence[Any]] = None,
-                       title: str = "Output inside the convex hull of the values", width: int = 480) -> go.Figure:
+                       title: Optional[str] = None, width: int = 480) -> go.Figure:
     """The value vectors in 2-D, their convex hull, and the attention output Σ w_j v_j.
 
     Args: values: [N, 2] value vectors. weights: [N] one attention row (≥ 0, sums to 1).
-        tokens: N labels of the value points. title: figure title. width: pixels.
+        tokens: N labels of the value points. title: figure title (None: the default, translated). width: pixels.
     Returns: go.Figure with traces HULL (closed outline), VALUES (size grows with weight) and OUTPUT.
     """
     fig = go.Figure([
         go.Scatter(x=[0], y=[0], mode="lines", fill="toself", fillcolor="rgba(0,114,178,0.12)",
-                   line=dict(color=OKABE_ITO[4], width=1.5), name=HULL, hoverinfo="skip"),
-        go.Scatter(x=[0], y=[0], mode="markers+text", name=VALUES, textposition="top center",
+                   line=dict(color=OKABE_ITO[4], width=1.5), name=t("convex hull"), hoverinfo="skip"),
+        go.Scatter(x=[0], y=[0], mode="markers+text", name=t("value vectors v_j"), textposition="top center",
                    marker=dict(color=OKABE_ITO[4], line=dict(color="white", width=1)),
-                   hovertemplate="<b>%{text}</b> (%{x:.3f}, %{y:.3f})<br>weight %{customdata:.4f}<extra></extra>"),
-        go.Scatter(x=[0], y=[0], mode="markers", name=OUTPUT,
+                   hovertemplate=t("<b>%{text}</b> (%{x:.3f}, %{y:.3f})<br>weight %{customdata:.4f}<extra></extra>")),
+        go.Scatter(x=[0], y=[0], mode="markers", name=t("output Σ w_j v_j"),
                    marker=dict(color=OKABE_ITO[5], size=16, symbol="star", line=dict(color="black", width=1)),
-                   hovertemplate="output (%{x:.4f}, %{y:.4f})<extra></extra>"),
+                   hovertemplate=t("output (%{x:.4f}, %{y:.4f})<extra></extra>")),
     ])
+    title = t("Output inside the convex hull of the values") if title is None else title
     fig.update_layout(**layout_base(title, width=pixels("width", width), height=460),
-                      xaxis=dict(title="value dimension 1", zeroline=False),
-                      yaxis=dict(title="value dimension 2", zeroline=False, scaleanchor="x", scaleratio=1),
+                      xaxis=dict(title=t("value dimension 1"), zeroline=False),
+                      yaxis=dict(title=t("value dimension 2"), zeroline=False, scaleanchor="x", scaleratio=1),
                       legend=legend_below(-0.18), meta=dict(kind="convex_hull"))
     update_convex_hull(fig, values, weights, tokens=tokens)
     return fig
@@ -116,28 +118,29 @@ def _qk_plane(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, flo
     return xy[: len(q)], xy[len(q):], shown
 
 
-def qk_space_figure(q: ArrayLike, k: ArrayLike, tokens: Sequence[Any], *, title: str = "Q and K space",
+def qk_space_figure(q: ArrayLike, k: ArrayLike, tokens: Sequence[Any], *, title: Optional[str] = None,
                     width: int = 460) -> go.Figure:
     """Each token's query (circle) and key (diamond) in one 2-D picture.
 
     Args: q: [N, d_k] queries. k: [N, d_k] keys of the same N tokens. tokens: N labels.
-        title: start of the title (d_k and exactness are appended). width: pixels.
+        title: start of the title (d_k and exactness are appended; None: "Q and K space", translated). width: pixels.
     Returns: go.Figure with traces QUERIES and KEYS. For d_k ≤ 2 the coordinates are exact (dot products
         in the picture are the scores); for larger d_k they are the best plane through the origin, and
         layout.meta["shown"] is the share of squared length it keeps.
     """
     fig = go.Figure([
-        go.Scatter(x=[0], y=[0], mode="markers+text", name=QUERIES, textposition="top center",
+        go.Scatter(x=[0], y=[0], mode="markers+text", name=t("query q_i"), textposition="top center",
                    marker=dict(symbol="circle", size=9, color=OKABE_ITO[4]), textfont=dict(size=10),
-                   hovertemplate="query of <b>%{text}</b> (%{x:.3f}, %{y:.3f})<extra></extra>"),
-        go.Scatter(x=[0], y=[0], mode="markers+text", name=KEYS, textposition="bottom center",
+                   hovertemplate=t("query of <b>%{text}</b> (%{x:.3f}, %{y:.3f})<extra></extra>")),
+        go.Scatter(x=[0], y=[0], mode="markers+text", name=t("key k_j"), textposition="bottom center",
                    marker=dict(symbol="diamond", size=9, color=OKABE_ITO[5]), textfont=dict(size=10),
-                   hovertemplate="key of <b>%{text}</b> (%{x:.3f}, %{y:.3f})<extra></extra>"),
+                   hovertemplate=t("key of <b>%{text}</b> (%{x:.3f}, %{y:.3f})<extra></extra>")),
     ])
+    title = t("Q and K space") if title is None else title
     fig.update_layout(**layout_base(title, width=pixels("width", width), height=460,
                                     margin=dict(l=60, r=20, t=60, b=90)),
-                      xaxis=dict(title="coordinate 1", zeroline=True),
-                      yaxis=dict(title="coordinate 2", zeroline=True, scaleanchor="x", scaleratio=1),
+                      xaxis=dict(title=t("coordinate 1"), zeroline=True),
+                      yaxis=dict(title=t("coordinate 2"), zeroline=True, scaleanchor="x", scaleratio=1),
                       legend=legend_below(-0.16), meta=dict(kind="qk_space", title=str(title)))
     update_qk_space(fig, q, k, tokens)
     return fig
@@ -162,6 +165,6 @@ def update_qk_space(fig: go.Figure, q: ArrayLike, k: ArrayLike, tokens: Optional
     q2, k2, shown = _qk_plane(qa, ka)
     queries.update(x=q2[:, 0], y=q2[:, 1], text=labels)
     keys.update(x=k2[:, 0], y=k2[:, 1], text=labels)
-    how = "exact" if d_k <= 2 else f"best plane, {rounded(100 * shown, 0):.0f}% shown"
-    fig.layout.title.text = f"{meta.get('title', '')} (d_k = {d_k}, {how})"
+    how = t("exact") if d_k <= 2 else t("best plane, {share:.0f}% shown", share=rounded(100 * shown, 0))
+    fig.layout.title.text = t("{title} (d_k = {d_k}, {how})", title=meta.get("title", ""), d_k=d_k, how=how)
     fig.layout.meta = dict(meta, shown=rounded(shown), d_k=d_k)

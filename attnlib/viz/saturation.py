@@ -13,16 +13,16 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .._validate import integer, pixels
+from ..i18n import t
 from .convert import ArrayLike, attention_weights, bool_mask, rounded, token_labels
 from .style import MASK_COLOR, OKABE_ITO, figure_meta, layout_base, legend_below, ticks, trace
 
 CURVE_KEYS = ("entropy", "max_weight", "jacobian_norm")
 CURVE_AXES = ("x2", "x3", "x4")  # the subplot of each curve key: its x axis ...
 CURVE_CELLS = ((1, 2), (2, 1), (2, 2))  # ... and its (row, col)
-CURVE_TITLES = {"entropy": "entropy (nats)", "max_weight": "max weight", "jacobian_norm": "‖Jacobian‖_F"}
 BAR_COLOR = OKABE_ITO[4]
-LINES = {"scaled": ("scaled by 1/√d_k", OKABE_ITO[4], "solid", "circle"),  # name, colour, dash, marker
-         "unscaled": ("unscaled", OKABE_ITO[5], "dash", "square")}
+LINES = {"scaled": ("scaled by 1/√d_k", OKABE_ITO[4], "solid", "circle"),  # name (English: see trace), colour, dash,
+         "unscaled": ("unscaled", OKABE_ITO[5], "dash", "square")}  # marker
 MARKER_NAME = "this panel (mean of its rows)"
 _LOG10_4 = 0.6020599913279624  # log10(4) correctly rounded, written out so that no libm's log10 reaches the JSON
 
@@ -40,56 +40,65 @@ def _d_k_values(curves: Curves) -> list[int]:
     return dks
 
 
+def _curve_titles() -> dict[str, str]:
+    """The y-axis title of each curve key, in the current language."""
+    return {"entropy": t("entropy (nats)"), "max_weight": t("max weight"), "jacobian_norm": t("‖Jacobian‖_F")}
+
+
 def _add_traces(fig: go.Figure, dks: list[int]) -> None:
     """The bars, the scaled and unscaled curve of each key, then the markers of each key."""
     fig.add_trace(go.Bar(x=[0], y=[0.0], marker_color=BAR_COLOR, name="weight", showlegend=False,
-                         hovertemplate="key <b>%{customdata}</b><br>weight %{y:.4f}<extra></extra>"), 1, 1)
-    for (r, c), key in zip(CURVE_CELLS, CURVE_KEYS):
-        for kind, (name, colour, dash, symbol) in LINES.items():
+                         hovertemplate=t("key <b>%{customdata}</b><br>weight %{y:.4f}<extra></extra>")), 1, 1)
+    names = {"scaled": (t("scaled by 1/√d_k"), t("scaled")), "unscaled": (t("unscaled"), t("unscaled"))}
+    for (r, c), (key, title) in zip(CURVE_CELLS, _curve_titles().items()):
+        for kind, (_, colour, dash, symbol) in LINES.items():
             fig.add_trace(go.Scatter(
-                x=dks, y=[0.0] * len(dks), mode="lines+markers", name=name, legendgroup=kind,
+                x=dks, y=[0.0] * len(dks), mode="lines+markers", name=names[kind][0], legendgroup=kind,
                 showlegend=(key == "entropy"), line=dict(color=colour, dash=dash, width=2),
                 marker=dict(size=5, symbol=symbol),
-                hovertemplate="d_k %{x}<br>" + CURVE_TITLES[key] + " %{y:.4f}<extra>" + kind + "</extra>",
+                hovertemplate=t("d_k %{{x}}<br>{curve} %{{y:.4f}}<extra>{kind}</extra>", curve=title,
+                                kind=names[kind][1]),
             ), r, c)
-    for (r, c), key in zip(CURVE_CELLS, CURVE_KEYS):
+    for (r, c), (key, title) in zip(CURVE_CELLS, _curve_titles().items()):
         fig.add_trace(go.Scatter(
-            x=[None], y=[None], mode="markers", name=MARKER_NAME, legendgroup="current",
+            x=[None], y=[None], mode="markers", name=t("this panel (mean of its rows)"), legendgroup="current",
             showlegend=(key == "entropy"),
             marker=dict(color=OKABE_ITO[7], size=11, symbol="diamond-open", line=dict(width=2)),
-            hovertemplate="d_k %{x}<br>" + CURVE_TITLES[key] + " %{y:.4f}<extra>this panel</extra>",
+            hovertemplate=t("d_k %{{x}}<br>{curve} %{{y:.4f}}<extra>this panel</extra>", curve=title),
         ), r, c)
 
 
 def saturation_figure(row_weights: ArrayLike, curves: Curves, *, k_tokens: Optional[Sequence[Any]] = None,
                       d_k: Optional[int] = None, current: Optional[Mapping[str, float]] = None,
-                      row_mask: Optional[ArrayLike] = None, row_label: str = "one query row",
-                      title: str = "Softmax saturation", width: int = 440) -> go.Figure:
+                      row_mask: Optional[ArrayLike] = None, row_label: Optional[str] = None,
+                      title: Optional[str] = None, width: int = 440) -> go.Figure:
     """A 2x2 panel: the weights of one query row, then entropy, max weight and Jacobian norm against d_k.
 
     Args: row_weights: [N_k] one attention row. curves: {"scaled": ..., "unscaled": ...}, each as
         `al.saturation_curve` returns it (its "d_k" grid is the x axis). k_tokens: N_k labels (default
         0..N_k-1). d_k: a dotted line there. current: {"entropy", "max_weight", "jacobian_norm"} at `d_k`,
         drawn as markers. row_mask: [N_k] bool, False = masked key (grey bar). row_label: title of the
-        bar chart. title: figure title. width: pixels.
+        bar chart. title: figure title. (None: the defaults, translated.) width: pixels.
     Returns: go.Figure, scaled curves solid and unscaled dashed.
     """
     dks = _d_k_values(curves)
+    row_label = t("one query row") if row_label is None else row_label
     fig = make_subplots(
         rows=2, cols=2, horizontal_spacing=0.2, vertical_spacing=0.32,
-        subplot_titles=[row_label, "entropy vs d_k", "max weight vs d_k", "Jacobian norm vs d_k"],
+        subplot_titles=[row_label, t("entropy vs d_k"), t("max weight vs d_k"), t("Jacobian norm vs d_k")],
     )
     _add_traces(fig, dks)
+    title = t("Softmax saturation") if title is None else title
     fig.update_layout(**layout_base(title, width=pixels("width", width), height=560,
                                     margin=dict(l=55, r=15, t=70, b=95)),
                       legend=legend_below(-0.2), bargap=0.15, meta=dict(kind="saturation", d_k_values=dks))
     fig.update_annotations(font=dict(size=12))
-    fig.update_yaxes(title_text="weight", range=[0, 1.02], row=1, col=1)
-    fig.update_xaxes(title_text="key", tickangle=-60, tickfont=dict(size=10), row=1, col=1)
-    for (r, c), key in zip(CURVE_CELLS, CURVE_KEYS):
-        fig.update_xaxes(type="log", title_text="d_k (log scale)", dtick=_LOG10_4 if len(dks) > 5 else None,
+    fig.update_yaxes(title_text=t("weight"), range=[0, 1.02], row=1, col=1)
+    fig.update_xaxes(title_text=t("key"), tickangle=-60, tickfont=dict(size=10), row=1, col=1)
+    for (r, c), title in zip(CURVE_CELLS, _curve_titles().values()):
+        fig.update_xaxes(type="log", title_text=t("d_k (log scale)"), dtick=_LOG10_4 if len(dks) > 5 else None,
                          row=r, col=c)
-        fig.update_yaxes(title_text=CURVE_TITLES[key], rangemode="tozero", row=r, col=c)
+        fig.update_yaxes(title_text=title, rangemode="tozero", row=r, col=c)
     for axis in CURVE_AXES:  # vertical marker at the current d_k on each curve plot
         fig.add_shape(type="line", xref=axis, yref=f"{axis.replace('x', 'y')} domain", x0=1, x1=1, y0=0, y1=1,
                       line=dict(color="#777777", width=1, dash="dot"), visible=False)

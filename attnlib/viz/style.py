@@ -6,6 +6,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from ..i18n import LANGUAGES, catalog
+
 OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
 HEATMAP_COLORSCALE = "Viridis"  # perceptually uniform, readable with colour-vision deficiencies
 MASK_COLOR = "#c8c8c8"  # light grey: not on the Viridis scale, so "masked" never reads as a weight
@@ -57,11 +59,13 @@ def trace(fig: go.Figure, name: str, **props: Any) -> Any:
 
     Builders and notebooks find traces by name, never by position, so a notebook may add traces of its
     own. Head grids name theirs "head 1", "masked (head 1)", ...; each builder's module lists its names.
+    `name` is the English name: a trace drawn with its translation (attnlib.i18n) is found too.
 
     Args: fig: a figure or FigureWidget. name: the trace's name. props: more properties to match.
     Returns: the trace (assigning to it updates the figure).
     """
-    found = [t for t in fig.data if t.name == name and all(t[k] == v for k, v in props.items())]
+    names = {name, *(catalog(language).get(name, name) for language in LANGUAGES)}  # drawn in any language
+    found = [t for t in fig.data if t.name in names and all(t[k] == v for k, v in props.items())]
     if len(found) != 1:
         raise ValueError(f"fig must hold exactly one trace named {name!r} with {props}, found {len(found)}")
     return found[0]
