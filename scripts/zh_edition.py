@@ -20,6 +20,24 @@ A catalog (i18n/zh/NN.md) has one entry per cell id of the English notebook NN, 
     <!-- end -->
 
 A changed English cell gets `<!-- zh todo -->` and a `<!-- diff -->` section (old → new English) before it.
+
+The checks (`check`; tests/test_zh_edition.py runs each per notebook; to-do entries are left to `todo`):
+    stale    every entry's frozen English is the English cell now (a diff if not); no missing or orphaned
+             ids; the same cell types, in the notebook's order
+    todo     no entry is marked zh todo
+    regen    notebooks/zh/NN_*.ipynb has exactly the cells the catalog generates (ids, types, sources)
+    code     a zh code cell is the English program: the ast with every string literal blanked and each f-string
+             reduced to its {values} (format specs kept, order free) is the same; # NBVAL_* and # noqa stay;
+             the first code cell says al.set_language("zh")
+    parity   per markdown cell: the same math spans, code spans (one quoting a message may be translated),
+             fenced blocks, anchors, images and link targets. Link targets are written as seen from
+             notebooks/zh/: URLs, #anchors and NN_*.ipynb (the Chinese twin) stay; any other relative path gets
+             one more ../ and may name the file's Chinese version (../docs/teaching.md -> ../../docs/teaching.zh.md);
+             a zh cell may add a link to its English twin (../NN_*.ipynb) or to docs/glossary.md
+    bold     no `**` that JupyterLab's marked cannot open or close (`**注意，**这里`: punctuation inside the
+             closing **, a CJK character after it); tests/test_zh_lab.py checks the rule in JupyterLab
+    english  no run of 6 English words in a translated markdown cell outside code, math, link texts,
+             *italic* titles and lists of names
 """
 from __future__ import annotations
 
@@ -257,7 +275,10 @@ def check_regen(nn: str) -> list[Problem]:
     fix = f"run `python scripts/zh_edition.py build {nn} --execute` and commit {committed.relative_to(ROOT)}"
     if not committed.exists():
         return [Problem("regen", nn, "", f"{committed.relative_to(ROOT)} does not exist; {fix}")]
-    want = [(c.id, c.cell_type, c.source) for c in generate(nn).cells]
+    try:
+        want = [(c.id, c.cell_type, c.source) for c in generate(nn).cells]
+    except SystemExit as err:  # an English cell without an entry: check_stale says more
+        return [Problem("regen", nn, "", f"the catalog cannot generate the notebook: {err}")]
     have = [(c.get("id"), c.cell_type, c.source) for c in nbformat.read(committed, as_version=4).cells]
     if [w[0] for w in want] != [h[0] for h in have]:
         return [Problem("regen", nn, "", f"its cell ids differ from the English notebook's "

@@ -75,6 +75,7 @@ def test_an_english_edit_makes_the_entry_stale_with_its_diff(course):
     assert len(problems) == 2
     assert "changed since it was translated" in problems[0] and "+Scores are $q \\cdot k / \\sqrt{d_k}$." in problems[0]
     assert "m2: the English cell has no catalog entry" in problems[1]
+    assert "cannot generate" in str(zh.check_regen("09")[0])
     assert "scripts/zh_edition.py todo 09" in problems[0]
     zh.todo("09")  # what the message says to do
     assert zh.check_stale("09") == []
