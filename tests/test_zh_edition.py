@@ -66,6 +66,7 @@ def test_a_fresh_catalog_is_all_todo_and_not_stale(course):
 
 
 def test_an_english_edit_makes_the_entry_stale_with_its_diff(course):
+    zh.build("09")
     path = course / "notebooks" / "09_test.ipynb"
     nb = nbformat.read(path, as_version=4)
     nb.cells[0].source = "Scores are $q \\cdot k / \\sqrt{d_k}$."
