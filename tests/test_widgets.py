@@ -2,6 +2,7 @@
 
 Traces are read by name (viz.trace), as notebooks read them.
 """
+import json
 import math
 
 import ipywidgets as W
@@ -55,7 +56,7 @@ def test_live_panel_updates_in_place_on_every_change():
     panel, calls = _simple_panel(title="Demo")
     assert calls == [(0, False)]  # once at start
     fig = panel.figures[0]
-    assert isinstance(fig, go.FigureWidget)
+    assert isinstance(fig, go.Figure)
     np.testing.assert_allclose(_z(fig), 1 / 3, atol=1e-4)
     panel.controls["n"].value = 2
     assert calls[-1] == (2, False)
@@ -139,6 +140,7 @@ def test_static_constants_shared_with_the_site_builder_are_stable():
 
 
 def test_snapshot_names_the_settings_of_enabled_controls(monkeypatch):
+    monkeypatch.delattr(static, "panel_bundle", raising=False)  # the snapshot, until the site's panel_bundle exists
     panel, _ = _simple_panel(title="A <b> title", caption="cap")
     panel.controls["boom"].disabled = True
     bundle = static.snapshot_bundle(panel)
@@ -358,41 +360,109 @@ def test_saturation_explorer_extremes_render():
             assert np.isfinite(np.asarray(viz.trace(sx.figures[0], "weight").y, dtype=float)).all()
 
 
-# ---------------------------------------------------------------- LiveFigure (browser message handling)
+# ---------------------------------------------------------------- PanelView (what goes to the browser)
 
 
-def test_live_figure_sends_nothing_before_a_view_draws_then_everything(monkeypatch):
-    from plotly.basewidget import BaseFigureWidget
-
+def _sent(panel, monkeypatch):
+    """The comm messages the panel's view sends from now on (a list that fills up)."""
     sent = []
-    monkeypatch.setattr(BaseFigureWidget, "_send_update_msg", lambda self, *a, **k: sent.append(a))
-    monkeypatch.setattr(BaseFigureWidget, "_send_restyle_msg", lambda self, *a, **k: sent.append(a))
-    monkeypatch.setattr(BaseFigureWidget, "_send_relayout_msg", lambda self, *a, **k: sent.append(a))
-    fig = widgets.LiveFigure(go.Figure(go.Scatter(y=[1, 2])))
-    fig.data[0].y = [3, 4]
-    fig.layout.width = 300  # outside a batch: a relayout message
-    with fig.batch_update():
-        fig.layout.title = "t"
-    assert sent == [] and not fig.rendered
-    fig._js2py_traceDeltas = {"trace_deltas": [], "trace_edit_id": fig._last_trace_edit_id}  # a view drew
-    assert fig.rendered and len(sent) == 1
-    restyle, relayout, traces = sent[0]
-    assert list(restyle["y"][0]) == [3, 4] and relayout["title"]["text"] == "t" and traces == [0]
-    assert fig._unacked_since is not None and not fig.stalled
-    fig._js2py_traceDeltas = {"trace_deltas": [], "trace_edit_id": fig._last_trace_edit_id}  # applied
-    assert fig._unacked_since is None
+    monkeypatch.setattr(panel.view, "_send", lambda msg, buffers=None: sent.append((msg, buffers)))
+    return sent
 
 
-def test_panel_replaces_a_figure_the_browser_stopped_answering():
+def test_one_message_per_update_with_every_figure_and_float32_weights(monkeypatch):
     panel, _ = _simple_panel(title="Demo")
-    old = panel.figures[0]
-    old.rendered = True
-    old._unacked_since = 0.0  # an update sent long ago, never acknowledged
+    sent = _sent(panel, monkeypatch)
+    panel.controls["n"].value = 2
+    assert len(sent) == 1  # figures, revision and the kernel's time together
+    state = sent[0][0]["state"]
+    assert {"figures", "revision", "python_ms"} <= set(state) and state["revision"] == 2
+    (grid,) = panel.view.figures
+    assert grid["kind"] == "grid" and grid["q_tokens"] == ["a", "b", "c"] and grid["masked"] is None
+    expected = torch.softmax(torch.arange(9.0).view(3, 3) * 2, dim=-1).numpy()
+    weights = np.frombuffer(grid["weights"], dtype="<f4").reshape(1, 3, 3)  # [heads, N_q, N_k]
+    np.testing.assert_allclose(weights[0], np.round(expected, 4), atol=1e-7)
+    assert sent[0][1]  # the weights travel as a binary buffer, not as JSON
+
+
+def test_a_view_drawn_after_updates_gets_the_latest_state():
+    panel, _ = _simple_panel(title="Demo")
+    for n in (1, 2, 3):
+        panel.controls["n"].value = n
+    state = panel.view.get_state()  # what a view created now draws from: the whole figure, never a diff
+    weights = np.frombuffer(state["figures"][0]["weights"], dtype="<f4")
+    expected = torch.softmax(torch.arange(9.0).view(3, 3) * 3, dim=-1).numpy()
+    np.testing.assert_allclose(weights, np.round(expected, 4).ravel(), atol=1e-7)
+    assert state["revision"] == panel.view.revision == 4
+
+
+def test_masked_cells_and_other_figures_reach_the_view():
+    ex = widgets.AttentionExplorer(seq_len=5, heads=2, mask="causal")
+    grid, sat = ex.view.figures
+    masked = np.frombuffer(grid["masked"], dtype=np.uint8).reshape(2, 5, 5)  # [heads, N, N]
+    np.testing.assert_array_equal(masked[1], (~al.causal_mask(5)).numpy())
+    assert grid["note"] and len(grid["domains"]) == 2 and grid["labels"] == ["head 1", "head 2"]
+    assert sat["kind"] == "plotly" and json.loads(sat["json"])["layout"]["meta"]["kind"] == "saturation"
+
+
+def test_failed_update_leaves_the_view_as_it_was(monkeypatch):
+    panel, _ = _simple_panel(title="Demo")
+    before = (panel.view.revision, panel.view.figures)
+    sent = _sent(panel, monkeypatch)
+    panel.controls["boom"].value = True
+    assert (panel.view.revision, panel.view.figures) == before and not any("figures" in m["state"] for m, _ in sent
+                                                                            if "state" in m)
+    assert panel.status.startswith("⚠ ValueError")
+
+
+def test_panel_replaces_a_view_the_browser_stopped_answering():
+    panel, _ = _simple_panel(title="Demo")
+    old = panel.view
+    old._on_msg(old, {"drawn": old.revision}, [])  # a browser view drew it
+    assert old.drawn == 1 and not old.stalled
+    panel.controls["n"].value = 1  # sent, never answered ...
+    old._waiting_since -= old.STALL_SECONDS + 1  # ... for longer than STALL_SECONDS
     assert old.stalled
     panel.controls["n"].value = 3
-    new = panel.figures[0]
-    assert new is not old and isinstance(new, widgets.LiveFigure) and not new.rendered
-    assert panel.figures_box.children[0] is new
+    assert panel.view is not old and panel.figures_box.children == (panel.view,) and old.comm is None
     expected = torch.softmax(torch.arange(9.0).view(3, 3) * 3, dim=-1).numpy()
-    np.testing.assert_allclose(_z(new), np.round(expected, 4))
+    weights = np.frombuffer(panel.view.figures[0]["weights"], dtype="<f4")
+    np.testing.assert_allclose(weights, np.round(expected, 4).ravel(), atol=1e-7)
     assert panel.status == ""
+
+
+def test_view_module_is_small_and_loads_plotly_once_per_kernel():
+    # anywidget rejects a module that has not loaded within 2 s: the view's own module stays small, and plotly.js
+    # (5 MB) comes once per kernel through one shared PlotlySource model, imported once per page
+    assert len(widgets.PanelView._esm) < 40_000
+    a, b = widgets.AttentionExplorer(seq_len=4, heads=1), widgets.SaturationExplorer()
+    assert a.view.plotly is b.view.plotly and len(a.view.plotly.source) > 1_000_000
+
+
+def test_figures_read_from_code_are_up_to_date_and_recording_resumes():
+    panel, _ = _simple_panel(title="Demo")
+    panel.controls["n"].value = 3
+    grid = panel.figures[0]  # brought up to date on reading
+    expected = torch.softmax(torch.arange(9.0).view(3, 3) * 3, dim=-1).numpy()
+    np.testing.assert_allclose(_z(grid), np.round(expected, 4))
+    assert grid.recording
+    panel.controls["n"].value = 1
+    expected = torch.softmax(torch.arange(9.0).view(3, 3), dim=-1).numpy()
+    np.testing.assert_allclose(_z(panel.figures[0]), np.round(expected, 4))
+
+
+def test_static_grid_is_kept_and_checked():
+    panel, _ = _simple_panel(title="Demo", static_grid={"n": (0, 3)})
+    assert panel.static_grid == {"n": [0, 3]} and panel.main is False and panel.title == "Demo"
+    assert _simple_panel()[0].static_grid is None
+    with pytest.raises(ValueError, match="static_grid"):
+        _simple_panel(static_grid={"m": [1]})
+    with pytest.raises(ValueError, match="static_grid"):
+        _simple_panel(static_grid={"n": []})
+
+
+def test_static_display_calls_static_panel_bundle(monkeypatch):
+    panel, _ = _simple_panel(title="Demo")
+    monkeypatch.setenv(static.STATIC_ENV, "1")
+    monkeypatch.setattr(static, "panel_bundle", lambda p: {"text/plain": repr(p), "seen": p is panel}, raising=False)
+    assert panel._repr_mimebundle_() == {"text/plain": "LivePanel: Demo", "seen": True}

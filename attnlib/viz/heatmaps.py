@@ -151,8 +151,9 @@ def update_head_grid(fig: go.Figure, weights: ArrayLike, q_tokens: Sequence[Any]
                      mask: Optional[ArrayLike] = None) -> None:
     """Rewrite a head-grid (or single heatmap) figure in place for new attention weights.
 
-    Call it inside `fig.batch_update()` for a single front-end message. Live panels call it on every
-    event, so each group of properties (layout, tokens, mask) is rewritten only when its inputs changed.
+    Each group of properties (layout, tokens, mask) is rewritten only when its inputs changed. A figure with a
+    `record_head_grid(weights, q_tokens, k_tokens, allowed)` method that returns True (a live panel's, drawn by
+    its own view from `grid_view`) only records the checked inputs there.
 
     Args: fig: a figure made by `head_grid_figure` or `heatmap_figure`, or its FigureWidget.
         weights: [heads, N_q, N_k] (or [N_q, N_k] for one head), heads ≤ the figure's slots.
@@ -167,6 +168,9 @@ def update_head_grid(fig: go.Figure, weights: ArrayLike, q_tokens: Sequence[Any]
         raise ValueError(f"weights has {heads} heads but the figure has only {meta['slots']} slots (use slots ≥ heads)")
     qt, kt = token_labels("q_tokens", q_tokens, n_q), token_labels("k_tokens", k_tokens, n_k)
     allowed = np.ones(w.shape, dtype=bool) if mask is None else bool_mask(mask, w.shape)
+    record = getattr(fig, "record_head_grid", None)  # a live panel's figure: its view draws the grid (grid_view)
+    if record is not None and record(rounded(w), qt, kt, allowed):
+        return
     slots = _slot_traces(fig, meta["slots"])
     width = fig.layout.width or GRID_WIDTH
     state = getattr(fig, "_al_grid_state", None) or {}  # lost when the figure is copied: then all is rewritten
@@ -219,3 +223,87 @@ def heatmap_figure(weights: ArrayLike, q_tokens: Sequence[Any], k_tokens: Sequen
     fig.layout.meta = dict(kind="head_grid", slots=1, single=True)
     update_head_grid(fig, w[None], q_tokens, k_tokens, mask=None if mask is None else bool_mask(mask, w.shape)[None])
     return fig
+
+
+def grid_record(fig: go.Figure) -> tuple:
+    """The (weights, q_tokens, k_tokens, allowed) a head-grid figure shows now, read from its shown traces.
+
+    Args: fig: a figure made by `head_grid_figure` or `heatmap_figure`.
+    Returns: weights [heads, N_q, N_k] float64, the query and key labels, allowed [heads, N_q, N_k] bool.
+    """
+    meta = figure_meta(fig, "head_grid", "head_grid_figure or heatmap_figure")
+    shown = [pair for pair in _slot_traces(fig, meta["slots"]) if pair[0].visible is not False]
+    w = np.stack([np.asarray(t.z, dtype=np.float64) for t, _ in shown])  # [heads, N_q, N_k]
+    n_q, n_k = w.shape[1:]
+    custom = shown[0][0].customdata  # [N_q, N_k, (query token, key token)]
+    custom = np.asarray(custom, dtype=object) if custom is not None else np.zeros((n_q, n_k, 2), dtype=object)
+    qt, kt = [str(c) for c in custom[:, 0, 0]], [str(c) for c in custom[0, :, 1]]
+    allowed = np.ones(w.shape, dtype=bool)  # [heads, N_q, N_k]
+    for h, (_, masked) in enumerate(shown):
+        if masked.visible and np.shape(masked.z) == (n_q, n_k):
+            allowed[h] = np.asarray(masked.z) == 0
+    return w, qt, kt, allowed
+
+
+def _get(d: Any, *keys: Any, default: Any = None) -> Any:
+    """d[k1][k2]... of plotly JSON, or `default` where a key is missing or None."""
+    for k in keys:
+        try:
+            d = d[k]
+        except (KeyError, IndexError, TypeError):
+            return default
+    return default if d is None else d
+
+
+def _axis_title(layout: dict, letter: str, slots: int) -> str:
+    """The first non-empty title of the x (or y) axes: "key →" unless code renamed it."""
+    names = [f"{letter}axis" + (str(h + 1) if h else "") for h in range(slots)]
+    return next((t for t in (_get(layout, n, "title", "text") for n in names) if t), "")
+
+
+def _markers(traces: list[dict], heads: int) -> list[dict]:
+    """The marker traces code added to a grid (plotly JSON), on the shown heads."""
+    out = []
+    for tr in traces:
+        if tr.get("type", "scatter") != "scatter" or tr.get("visible", True) in (False, "legendonly"):
+            continue
+        head = int(tr.get("xaxis", "x")[1:] or 1) - 1
+        if "markers" in tr.get("mode", "markers") and head < heads and tr.get("x") is not None:
+            m = tr.get("marker", {})
+            out.append(dict(head=head, x=[float(v) for v in tr["x"]], y=[float(v) for v in tr.get("y", ())],
+                            symbol=m.get("symbol", "circle"), color=m.get("color", "#000000"),
+                            size=m.get("size", 6), line=_get(m, "line", "width", default=1)))
+    return out
+
+
+def grid_view(layout: dict, traces: list[dict], weights: np.ndarray, q_tokens: list[str], k_tokens: list[str],
+              allowed: np.ndarray) -> dict:
+    """What a head-grid figure shows, laid out as plotly lays it out, for a live view that draws it on a canvas.
+
+    The arrays and labels are those `update_head_grid` checked; the title, head labels, axis and colour-bar
+    titles, the mask note, further annotations and marker traces are read from the figure (code may change them).
+
+    Args: layout: the figure's layout as plotly JSON (a dict). traces: the traces code added to it (plotly JSON).
+        weights: [heads, N_q, N_k]. q_tokens, k_tokens: the labels. allowed: [heads, N_q, N_k] bool, True = may attend.
+    Returns: a JSON-able dict (sizes in px, axis domains as fractions, tick positions, texts); not the arrays.
+    """
+    meta = layout["meta"]
+    heads, n_q, n_k = weights.shape
+    width, slots = layout.get("width") or GRID_WIDTH, meta["slots"]
+    geo = _grid_geometry(heads, n_q, n_k, width)
+    notes, bar = layout.get("annotations", []), layout.get("coloraxis", {})
+    extra = [dict(text=a.get("text", ""), x=a.get("x", 0), y=a.get("y", 0), xanchor=a.get("xanchor", "auto"),
+                  yshift=a.get("yshift", 0), size=_get(a, "font", "size", default=12))
+             for a in notes[slots + 1:] if a.get("visible", True)]
+    return dict(
+        width=width, height=geo["height"], margin=[_LEFT, _RIGHT, _TOP, _BOTTOM], cols=geo["cols"],
+        rows=geo["rows"], domains=geo["domains"], title=_get(layout, "title", "text", default=""),
+        labels=[] if meta.get("single") else [_get(notes, h, "text", default="") for h in range(heads)],
+        x_title=_axis_title(layout, "x", slots), y_title=_axis_title(layout, "y", slots),
+        x_ticks=ticks(k_tokens, geo["cell_w"])[0], y_ticks=ticks(q_tokens, geo["cell_h"])[0],
+        crosses=min(geo["cell_w"] / n_k, geo["cell_h"] / n_q) >= 14, q_tokens=q_tokens, k_tokens=k_tokens,
+        colorscale=[[float(p), c] for p, c in bar["colorscale"]],
+        bar_title=_get(bar, "colorbar", "title", "text", default=""),
+        bar_ticks=[float(v) for v in _get(bar, "colorbar", "tickvals", default=())],
+        note=(_get(notes, slots, "text", default="") or MASK_NOTE) if not allowed.all() else "", notes=extra,
+        markers=_markers(traces, heads))

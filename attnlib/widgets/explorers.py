@@ -33,6 +33,7 @@ TEMPERATURE_EXPONENT = 1.3  # temperature runs from 10**-1.3 ≈ 0.05 to 10**1.3
 TEMPERATURE_RANGE = (10 ** -TEMPERATURE_EXPONENT, 10 ** TEMPERATURE_EXPONENT)
 SAT_N_QUERIES = 128  # rows averaged per point of a saturation curve: smooth enough, fast enough to redraw live
 SAT_ROWS = 256  # random query rows of the SaturationExplorer (its markers and score histogram)
+SAMPLES_KEPT = 32  # (seed, d_k) samples a SaturationExplorer keeps, so that moving back and forth is free
 
 
 def _slider_style() -> dict:
@@ -269,16 +270,28 @@ class SaturationExplorer(LivePanel):
         Returns: {"scores": [rows, n_keys] (after scale and temperature), "weights": [rows, n_keys]}, tensors.
         """
         _check_temperature(temperature, slack=0.001)
-        key = (seed, d_k, n_keys)
-        if getattr(self, "_raw_key", None) != key:  # temperature and scaling reuse the same sample
-            gen = torch.Generator().manual_seed(seed)
-            q = torch.randn(SAT_ROWS, 1, d_k, generator=gen, dtype=torch.float64)  # [rows, 1, d_k]
-            k = torch.randn(SAT_ROWS, n_keys, d_k, generator=gen, dtype=torch.float64)  # [rows, N, d_k]
-            self._raw = (q @ k.transpose(-2, -1)).squeeze(1)  # [rows, N] unscaled q·k
-            self._raw_key = key
+        self._raw = self._sample(seed, d_k)[:, :n_keys]  # [rows, N] unscaled q·k; temperature and scaling reuse it
         scale = (1.0 / math.sqrt(d_k) if scaled else 1.0) / temperature
         scores = self._raw * scale  # [rows, N]
         return {"scores": scores, "weights": torch.softmax(scores, dim=-1)}
+
+    def _sample(self, seed: int, d_k: int) -> torch.Tensor:
+        """Unscaled scores q·k of SAT_ROWS random queries against N_KEYS_RANGE[1] random keys, all N(0, 1) in d_k
+        dimensions; the first n keys are the sample for n keys.
+
+        Given q, the scores q·k_j of independent keys k_j ~ N(0, I) are independent N(0, ‖q‖²): a row is drawn as
+        ‖q‖ times standard normals, exactly the same distribution as explicit keys at a cost that does not grow with
+        d_k (a slider event stays within one frame even at d_k = 512).
+        """
+        samples = self.__dict__.setdefault("_samples", {})  # (seed, d_k) → sample, 128 kB each
+        if (seed, d_k) not in samples:
+            if len(samples) >= SAMPLES_KEPT:
+                samples.pop(next(iter(samples)))  # the oldest
+            gen = torch.Generator().manual_seed(seed)
+            q = torch.randn(SAT_ROWS, d_k, generator=gen, dtype=torch.float64)  # [rows, d_k]
+            z = torch.randn(SAT_ROWS, N_KEYS_RANGE[1], generator=gen, dtype=torch.float64)  # [rows, max keys]
+            samples[seed, d_k] = q.norm(dim=-1, keepdim=True) * z  # [rows, max keys]
+        return samples[seed, d_k]
 
     def _draw(self, figures: list, **values: Any) -> None:
         """LivePanel update: resample and rewrite both figures in place."""

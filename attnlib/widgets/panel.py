@@ -1,4 +1,4 @@
-"""LivePanel: ipywidgets controls bound to plotly figures that an update function rewrites in place.
+"""LivePanel: ipywidgets controls bound to figures that an update function rewrites in place.
 
     def update(figures, temperature):  # assigns properties, never adds traces
         w = al.scaled_dot_product_attention(Q, K, V, mask, scale=1 / (d_k ** 0.5 * temperature))[1]
@@ -7,19 +7,24 @@
     panel = al.widgets.LivePanel({"temperature": slider}, [fig], update, title="Temperature", main=True)
     panel                              # shows the panel; its text/plain is "LivePanel: Temperature"
     panel.figures_at(temperature=0.1)  # what it draws there, checked without touching the view
+
+The browser shows the figures through one PanelView (view.py): head grids on canvases, redrawn from binary
+buffers, the others by plotly.js. While a control moves, `update_head_grid` only records the new weights for
+the view (LiveGrid); `panel.figures` brings the plotly figures up to date when code reads them.
 """
 from __future__ import annotations
 
-import contextlib
 import html
+import time
 from typing import Any, Callable
 
 import ipywidgets as W
 import plotly.graph_objects as go
 
 from .._validate import function
-from .plotly_widget import LiveFigure
-from .static import is_static, snapshot_bundle
+from ..i18n import t
+from . import static
+from .view import LiveFigure, LiveGrid, PanelView
 
 SLIDERS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.SelectionSlider, W.IntRangeSlider,
            W.FloatRangeSlider, W.SelectionRangeSlider)
@@ -39,11 +44,32 @@ def _check(controls: Any, figures: Any, update: Any) -> None:
     function("update", update)
 
 
-class LivePanel:
-    """Controls bound to plotly figures that are updated in place on every control change.
+def _check_static_grid(static_grid: Any, controls: dict) -> None:
+    """Raise ValueError unless static_grid is None or maps names of `controls` to lists of values."""
+    if static_grid is None:
+        return
+    if not isinstance(static_grid, dict):
+        raise ValueError(f"static_grid must be a dict of control name → values, got {type(static_grid).__name__}")
+    for name, values in static_grid.items():
+        if name not in controls:
+            raise ValueError(f"static_grid must name controls of the panel {sorted(controls)}, got {name!r}")
+        if not isinstance(values, (list, tuple)) or not values:
+            raise ValueError(f"static_grid[{name!r}] must be a non-empty list of values, got {values!r}")
 
-    Attributes: controls (dict), figures (LiveFigures), status ("" or "⚠ <ErrorType>: <message>", never a
-    traceback), last_error (the exception or None), updates (calls so far), widget (the ipywidgets.VBox).
+
+def _live(fig: go.Figure) -> LiveFigure:
+    """A panel's own copy of `fig`: a LiveGrid for a head grid (drawn on a canvas), else a LiveFigure."""
+    meta = fig.layout.meta
+    return LiveGrid(fig) if isinstance(meta, dict) and meta.get("kind") == "head_grid" else LiveFigure(fig)
+
+
+class LivePanel:
+    """Controls bound to figures that are updated in place on every control change.
+
+    Attributes: controls (dict), title, caption, main, static_grid (values per control for the static site, or
+    None), figures (go.Figures, up to date when read), status ("" or "⚠ <ErrorType>: <message>", never a
+    traceback), last_error (the exception or None), updates (calls so far), widget (the VBox), view (the PanelView
+    showing the figures).
     """
 
     def __init__(
@@ -55,27 +81,35 @@ class LivePanel:
         title: str = "",
         caption: str = "",
         main: bool = False,
+        static_grid: dict[str, list] | None = None,
     ):
         """Build the panel and run `update` once.
 
         Args: controls: name → ipywidgets control with a `.value`; names become keyword arguments of `update`.
-            figures: plotly figures (converted to FigureWidgets) that `update` rewrites in place.
-            update: called as `update(figures, **values)` inside `batch_update` on every change.
+            figures: plotly figures (copied) that `update` rewrites in place.
+            update: called as `update(figures, **values)` on every change.
             title: bold line above the controls. caption: one line of explanation under the title.
             main: the notebook's main panel (CSS classes al-main-panel, al-main-slider on its first slider).
+            static_grid: control name → the values the static site pre-renders (static.panel_bundle), or None.
         """
         _check(controls, figures, update)
-        self.title, self.caption = str(title), str(caption)
+        _check_static_grid(static_grid, controls)
+        self.title, self.caption, self.main = str(title), str(caption), bool(main)
+        self.static_grid = None if static_grid is None else {k: list(v) for k, v in static_grid.items()}
         self.controls: dict[str, W.Widget] = dict(controls)
-        self.figures: list[go.FigureWidget] = [f if isinstance(f, LiveFigure) else LiveFigure(f) for f in figures]
+        self._figures: list[LiveFigure] = [_live(f) for f in figures]
         self._update = update
+        self._drawn: dict[str, Any] | None = None  # the values the view shows (the last update that succeeded)
+        self._behind = False  # True while the plotly figures lag behind the view
         self.status: str = ""
         self.last_error: BaseException | None = None
         self.updates = 0
+        self.view = PanelView()
         self._build_widget(main)
         for c in self.controls.values():
             c.observe(self._on_change, names="value")
-        self.refresh()
+        if not self.refresh():
+            self.view.show(self._figures)  # the figures as given
 
     def _build_widget(self, main: bool) -> None:
         """The box: title, caption, controls, status line, figures."""
@@ -90,8 +124,7 @@ class LivePanel:
         self.controls_box = W.HBox(list(self.controls.values()),
                                    layout=W.Layout(flex_flow="row wrap", align_items="center", grid_gap="2px 16px"))
         self.status_widget = W.HTML("", layout=W.Layout(min_height="1.4em"))
-        self.figures_box = W.HBox(self.figures,
-                                  layout=W.Layout(flex_flow="row wrap", align_items="flex-start", width="100%"))
+        self.figures_box = W.Box([self.view], layout=W.Layout(width="100%"))
         self.widget = W.VBox(header + [self.controls_box, self.status_widget, self.figures_box],
                              layout=W.Layout(width="100%"))
         self.widget.add_class("al-panel")
@@ -100,6 +133,23 @@ class LivePanel:
             sliders = [c for c in self.controls.values() if isinstance(c, SLIDERS)]
             if sliders:
                 sliders[0].add_class("al-main-slider")
+
+    @property
+    def figures(self) -> list[go.Figure]:
+        """The figures as the view shows them (their plotly properties are brought up to date first)."""
+        if self._behind and self._drawn is not None:
+            grids = [f for f in self._figures if isinstance(f, LiveGrid)]
+            for f in grids:
+                f.recording = False
+            try:
+                self._update(self._figures, **self._drawn)
+            except Exception:  # noqa: BLE001  (it succeeded with these values before; the status says what failed)
+                pass
+            finally:
+                for f in grids:
+                    f.recording = True
+            self._behind = False
+        return self._figures
 
     def values(self) -> dict[str, Any]:
         """Current value of every control, by name."""
@@ -110,22 +160,28 @@ class LivePanel:
         self.refresh()
 
     def refresh(self) -> bool:
-        """Run `update(figures, **values)` inside batch_update.
+        """Run `update(figures, **values)` and send the figures to the view in one message.
 
-        Returns: True on success; False if `update` raised (the message is then in `status`).
+        Returns: True on success; False if `update` raised (the message is then in `status`, the view unchanged).
         """
+        started = time.perf_counter()
         self.updates += 1
-        self._replace_stalled_figures()
+        values = self.values()
+        records = [getattr(f, "record", None) for f in self._figures]
         try:
-            with contextlib.ExitStack() as stack:
-                for f in self.figures:
-                    stack.enter_context(f.batch_update())
-                self._update(self.figures, **self.values())
+            self._update(self._figures, **values)
         except Exception as exc:  # noqa: BLE001  (a learner must never see a traceback here)
+            for f, record in zip(self._figures, records):
+                if isinstance(f, LiveGrid):
+                    f.record = record  # what the view still shows
+            self._behind = True  # `update` may have changed plotly figures before it raised
             self.last_error = exc
-            self.status = f"⚠ {type(exc).__name__}: {exc}"
+            self.status = t("⚠ {error}: {message}", error=type(exc).__name__, message=exc)
             self.status_widget.value = f"<span style='color:#b00020'>{html.escape(self.status)}</span>"
             return False
+        self._drawn, self._behind = values, True
+        self._replace_stalled_view()
+        self.view.show(self._figures, started)
         if self.last_error is not None or self.status:
             self.last_error = None
             self.status = ""
@@ -148,26 +204,25 @@ class LivePanel:
         self._update(figures, **{**self.values(), **values})
         return figures
 
-    def _replace_stalled_figures(self) -> None:
-        """Swap any figure the browser stopped answering for a fresh widget with the same state."""
-        for i, fig in enumerate(self.figures):
-            if isinstance(fig, LiveFigure) and fig.stalled:
-                self.figures[i] = LiveFigure(go.Figure(fig.to_dict()))
-                self.figures_box.children = tuple(self.figures)
-                fig.close()
+    def _replace_stalled_view(self) -> None:
+        """Swap a view the browser stopped answering for a fresh one."""
+        if self.view.stalled:
+            old, self.view = self.view, PanelView()
+            self.figures_box.children = (self.view,)
+            old.close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
         """Widget view plus a short, stable text/plain (nbval compares only the latter); a snapshot when static."""
-        if is_static():  # the static site and slides (widgets/static.py)
-            return snapshot_bundle(self)
+        if static.is_static():  # the static site and slides (widgets/static.py)
+            return self.static_bundle()
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle = dict(bundle) if bundle else {}
         bundle["text/plain"] = repr(self)
         return bundle
 
     def static_bundle(self) -> dict:
-        """The panel at its current settings for a page without a kernel (static.snapshot_bundle)."""
-        return snapshot_bundle(self)
+        """The panel for a page without a kernel: static.panel_bundle(panel) (static.snapshot_bundle before it)."""
+        return getattr(static, "panel_bundle", static.snapshot_bundle)(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}: {self.title}" if self.title else type(self).__name__

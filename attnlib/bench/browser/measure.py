@@ -1,15 +1,21 @@
 """Key press on a notebook's main slider → its heatmap's data changed, in JupyterLab in headless Chromium.
 
-`python -m attnlib.bench browser [--notebooks 01 05 ...] [--presses 7] [--out build/browser/report.json]`
+`python -m attnlib.bench browser [--notebooks 01 05 x1 ...] [--presses 11] [--out build/browser/report.json]`
 
-For each notebook (a copy, on a JupyterLab server of its own: lab.py): open it, Run All, then press an arrow
-key on the main slider (`.al-main-slider`) `--presses` times. Each press is timed in the page, from the keydown
-event to the moment the main panel's heatmap (`gd.data[0].z`) holds new data: the kernel's update and the
-browser's share of it. Needs Debian's Chromium at /usr/bin/chromium and playwright.
+For each notebook (a copy, on a JupyterLab server of its own: lab.py), and for the two explorers at their largest
+settings (x1: AttentionExplorer, 8 heads × 32 tokens; x2: SaturationExplorer, 64 keys; each in a notebook of its
+own made here): open it, Run All, then press an arrow key on the main slider (`.al-main-slider`) `--presses`
+times. Each press is timed in the page, from the keydown event to the moment the main panel's first figure holds
+new data (a head grid's canvas: the weights it drew; a plotly figure: `gd.data[0]`), and to the frame after it.
+The panel's view reports where the time went (the breakdown): key → its message arrived in the browser (of which
+the kernel's update, `python_ms`), → the next animation frame started, the head grids drawn, the plotly figures
+drawn. Needs Debian's Chromium at /usr/bin/chromium and playwright. The machine's load average is printed with
+every notebook: timings on a shared machine are noisy.
 
 The last line of output is one JSON object (also written to --out):
-{"notebooks": [{"name", "ok", "latency_ms_median", "latency_ms_p95", "latencies_ms", "run_all_s", "problems"?}, ...],
- "latency_ms_median", "latency_ms_p95", "presses", "load_average"}; medians over every press.
+{"notebooks": [{"name", "ok", "latency_ms_median", "latency_ms_p95", "latencies_ms", "frame_ms_median",
+"breakdown_ms" (medians), "load_average", "run_all_s", "problems"?}, ...], "latency_ms_median", "latency_ms_p95",
+"presses", "load_average"}; the overall medians are over every press.
 """
 from __future__ import annotations
 
@@ -21,8 +27,43 @@ import tempfile
 import time
 from pathlib import Path
 
+import nbformat
+
 from .lab import CHROMIUM, ROOT, course_notebooks, launch_chromium, start_lab
 from .notebook import NotebookPage
+
+# The explorers at their largest settings, each the main panel of a notebook of its own (made by explorer_notebooks).
+EXPLORERS = {
+    "x1_attention_explorer.ipynb": "al.widgets.AttentionExplorer(heads=8, seq_len=32, main=True)",
+    "x2_saturation_explorer.ipynb": "al.widgets.SaturationExplorer(n_keys=64, main=True)",
+}
+STEPS = ("received", "python_ms", "frame_wait", "grids", "plotly")  # the breakdown, in the order of an update
+
+
+def explorer_notebooks(folder: Path) -> list[Path]:
+    """Write the EXPLORERS notebooks into `folder`; return their paths."""
+    paths = []
+    for name, code in EXPLORERS.items():
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell("import attnlib as al"), nbformat.v4.new_code_cell(code)]
+        paths.append(folder / name)
+        nbformat.write(nb, paths[-1])
+    return paths
+
+
+def breakdown(results: list[dict]) -> dict:
+    """Medians of the view's timing per press (ms after the key press; python_ms and the draws as durations)."""
+    steps: dict[str, list[float]] = {k: [] for k in STEPS}
+    for r in results:
+        t = r.get("timing")
+        if not t or t.get("received") is None:
+            continue
+        steps["received"].append(t["received"])
+        steps["python_ms"].append(t["python_ms"] or 0.0)
+        steps["frame_wait"].append(t["start"] - t["received"])
+        steps["grids"].append(t["grids"] - t["start"])
+        steps["plotly"].append(t["end"] - t["grids"])
+    return {k: round(statistics.median(v), 1) for k, v in steps.items() if v}
 
 
 def summary(latencies: list[float]) -> dict:
@@ -48,6 +89,9 @@ def measure_notebook(browser, server, name: str, presses: int) -> dict:
             problems = [] if panel["panels"] == 1 else [f"expected one .al-main-panel, found {panel['panels']}"]
         results = [nb.press_main_slider() for _ in range(presses)] if not problems else []
         entry["latencies_ms"] = [round(r["ms"], 1) for r in results if r["changed"]]
+        frames = [r["frame_ms"] for r in results if r["changed"]]
+        entry["frame_ms_median"] = round(statistics.median(frames), 1) if frames else None
+        entry["breakdown_ms"] = breakdown([r for r in results if r["changed"]])
         unchanged = len(results) - len(entry["latencies_ms"])
         problems += [f"{unchanged} of {presses} presses left the heatmap unchanged"] if unchanged else []
         problems += [f"page errors: {nb.page_errors}"] if nb.page_errors else []
@@ -56,15 +100,21 @@ def measure_notebook(browser, server, name: str, presses: int) -> dict:
     finally:
         context.close()
         server.shutdown_kernels_of(name)
-    entry.update(summary(entry.get("latencies_ms", [])), ok=not problems)
+    entry.update(summary(entry.get("latencies_ms", [])), ok=not problems, load_average=load_average())
     if problems:
         entry["problems"] = problems
     return entry
 
 
-def chosen(prefixes: list[str] | None) -> list[Path]:
-    """The course notebooks whose names start with one of `prefixes` (all of them when None)."""
-    notebooks = course_notebooks()
+def load_average() -> float | None:
+    """The 1-minute load average (None where the system has none)."""
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+
+
+def chosen(prefixes: list[str] | None, folder: Path) -> list[Path]:
+    """The course notebooks and explorer notebooks (written to `folder`) whose names start with one of `prefixes`
+    (all of them when None)."""
+    notebooks = course_notebooks() + explorer_notebooks(folder)
     if prefixes:
         notebooks = [p for p in notebooks if any(p.name.startswith(x) for x in prefixes)]
     return notebooks
@@ -83,35 +133,37 @@ def run(notebooks: list[Path], presses: int) -> dict:
                 entries.append(measure_notebook(browser, server, path.name, presses))
                 e = entries[-1]
                 print(f"{e['name']}: {'ok' if e['ok'] else 'FAILED'}, Run All {e['run_all_s']} s, key press → "
-                      f"heatmap median {e['latency_ms_median']} ms, p95 {e['latency_ms_p95']} ms"
-                      + (f"; {e['problems']}" if e.get("problems") else ""), flush=True)
+                      f"heatmap median {e['latency_ms_median']} ms, p95 {e['latency_ms_p95']} ms, frame "
+                      f"{e.get('frame_ms_median')} ms; breakdown {e.get('breakdown_ms')}; load average "
+                      f"{e['load_average']}" + (f"; {e['problems']}" if e.get("problems") else ""), flush=True)
         finally:
             browser.close()
             server.stop()
     every = [ms for e in entries for ms in e.get("latencies_ms", [])]
-    load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
-    return {"notebooks": entries, **summary(every), "presses": presses, "load_average": load}
+    return {"notebooks": entries, **summary(every), "presses": presses, "load_average": load_average()}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure and print; the last line is the JSON report. Returns 1 if a notebook failed, else 0."""
     parser = argparse.ArgumentParser(prog="python -m attnlib.bench browser", description=__doc__.splitlines()[0])
-    parser.add_argument("--notebooks", nargs="+", metavar="NN", help="notebooks whose names start so (default: all)")
-    parser.add_argument("--presses", type=int, default=7, help="key presses per notebook (default 7)")
+    parser.add_argument("--notebooks", nargs="+", metavar="NN",
+                        help="notebooks whose names start so, x1 and x2 the explorers (default: all)")
+    parser.add_argument("--presses", type=int, default=11, help="key presses per notebook (default 11)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "browser" / "report.json",
                         help="also write the report here (default build/browser/report.json)")
     args = parser.parse_args(argv)
     if args.presses < 1:
         parser.error(f"--presses must be ≥ 1, got {args.presses}")
-    notebooks = chosen(args.notebooks)
-    if not notebooks:
-        parser.error(f"no notebook in notebooks/ starts with {args.notebooks}")
     if not CHROMIUM.exists():
         print(f"needs Debian's Chromium at {CHROMIUM} (apt-get install -y chromium)")
         return 1
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} before the run "
-          "(latencies are noisy on a busy machine)", flush=True)
-    report = run(notebooks, args.presses)
+    with tempfile.TemporaryDirectory(prefix="al-browser-explorers-") as folder:
+        notebooks = chosen(args.notebooks, Path(folder))
+        if not notebooks:
+            parser.error(f"no notebook in notebooks/ (or explorer x1, x2) starts with {args.notebooks}")
+        print(f"machine: {os.cpu_count()} CPUs, load average {load_average()} before the run "
+              "(latencies are noisy on a busy machine)", flush=True)
+        report = run(notebooks, args.presses)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report))

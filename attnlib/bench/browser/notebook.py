@@ -2,7 +2,8 @@
 
 Shared by the browser tests (tests/browser/) and the latency bench (measure.py). Selectors: outputs are
 `.jp-OutputArea-output`, a live panel made with `main=True` is `.al-main-panel` and its first slider
-`.al-main-slider` (ipywidgets 8: `.noUi-handle`), a plotly figure is `.js-plotly-plot` with its data in `gd.data`.
+`.al-main-slider` (ipywidgets 8: `.noUi-handle`), a panel's head grid is a canvas `.al-heatmap` (panel_view.js),
+a plotly figure is `.js-plotly-plot` with its data in `gd.data`.
 """
 from __future__ import annotations
 
@@ -50,44 +51,62 @@ RESULT_JS = f"""() => {{
   }};
 }}"""
 
-# The main panel: how many there are, whether its heatmap (first figure, data[0].z) and slider handle are there.
-PANEL_JS = f"""() => {{
+# The main panel's first figure: a head grid drawn on a canvas by the panel's view (`.al-heatmap`, the weights it
+# drew in `alWeights`, its draw count in data-revision) or else a plotly figure (`.js-plotly-plot`, data in gd.data).
+FIGURE_JS = """
+  const grid = (panel) => panel && panel.querySelector('.al-heatmap');
+  const plot = (panel) => panel && panel.querySelector('.js-plotly-plot');
+  const plain = (z) => Array.isArray(z) ? z.map(plain) : ArrayBuffer.isView(z) ? Array.from(z) : z;
+  const data = (panel) => {  // what the first figure shows now: an object that changes when its data changes
+    const g = grid(panel);
+    if (g) return g.alWeights || null;
+    const gd = plot(panel), t = gd && gd.data && gd.data[0];
+    return t ? JSON.stringify(plain(t.z ?? t.y)) : null;
+  };
+  const same = (a, b) => a === b || (ArrayBuffer.isView(a) && ArrayBuffer.isView(b) && a.length === b.length
+                                     && a.every((v, i) => v === b[i]));
+  const image = (panel) => {
+    const g = grid(panel), gd = plot(panel), images = gd ? [...gd.querySelectorAll('image')] : [];
+    return g ? g.dataset.revision : JSON.stringify(images.map(i => i.getAttribute('href')));
+  };
+"""
+
+# The main panel: how many there are, whether its first figure holds data, and its slider handle.
+PANEL_JS = f"""() => {{{FIGURE_JS}
   const panels = document.querySelectorAll('.al-main-panel');
-  const gd = panels[0]?.querySelector('.js-plotly-plot');
   const handle = document.querySelector("{HANDLE}");
-  const trace = gd && gd.data && gd.data[0];
   return {{
-    panels: panels.length, figure: !!gd, z: !!(trace && trace.z), handle: !!handle,
-    trace0: trace ? Object.keys(trace).join(' ') : null,  // for a failure message: what the figure holds instead
+    panels: panels.length, figure: !!(grid(panels[0]) || plot(panels[0])), z: data(panels[0]) !== null,
+    handle: !!handle, label: handle ? handle.getAttribute('aria-label') : null,
     now: handle ? Number(handle.getAttribute('aria-valuenow')) : null,
     min: handle ? Number(handle.getAttribute('aria-valuemin')) : null,
     max: handle ? Number(handle.getAttribute('aria-valuemax')) : null,
   }};
 }}"""
 
-# Plotly figures that did not draw: no trace, no drawn SVG, or no area. The cell and its first line say where.
+# Figures that did not draw: a plotly figure with no trace, no drawn SVG or no area; a head grid never drawn or
+# without area. The cell and its first line say where.
 UNDRAWN_JS = f"""() => {{
   const nb = document.querySelector("{NOTEBOOK}");
   const cells = [...nb.querySelectorAll('.jp-Cell')];
-  const undrawn = gd => {{ const r = gd.getBoundingClientRect();
-    return !gd.data || gd.data.length === 0 || !gd.querySelector('.main-svg') || r.width < 50 || r.height < 50; }};
-  return [...nb.querySelectorAll('.js-plotly-plot')].filter(undrawn).map(gd => {{
+  const small = e => {{ const r = e.getBoundingClientRect(); return r.width < 50 || r.height < 50; }};
+  const undrawn = gd => gd.classList.contains('al-heatmap') ? !gd.dataset.revision || small(gd)
+    : !gd.data || gd.data.length === 0 || !gd.querySelector('.main-svg') || small(gd);
+  return [...nb.querySelectorAll('.js-plotly-plot, .al-heatmap')].filter(undrawn).map(gd => {{
     const cell = gd.closest('.jp-Cell');
-    return {{cell: cells.indexOf(cell), traces: gd.data ? gd.data.length : null,
+    return {{cell: cells.indexOf(cell), kind: gd.classList.contains('al-heatmap') ? 'grid' : 'plotly',
+             traces: gd.data ? gd.data.length : null,
              source: (cell?.querySelector('.jp-InputArea-editor .cm-line')?.textContent ?? '').slice(0, 80)}};
   }});
 }}"""
 
-# Arm one key press: from the next keydown (timestamped in the page), watch the main heatmap with a
-# MutationObserver and requestAnimationFrame until gd.data[0].z differs; then, one frame later, whether the
-# drawn heatmap image changed too. The result lands in window.__alResult.
-ARM_JS = """(timeoutMs) => {
+# Arm one key press: from the next keydown (timestamped in the page), watch the main panel with a MutationObserver
+# and requestAnimationFrame until its first figure's data differs; then, one frame later, whether its drawn image
+# changed too. With the panel's view (panel_view.js), its timing of the drawn revision is kept. The result lands in
+# window.__alResult: {ms, frame_ms (key → the next frame after the change), changed, redrawn, timing}.
+ARM_JS = """(timeoutMs) => {""" + FIGURE_JS + """
   const panel = document.querySelector('.al-main-panel');
-  const figure = () => panel.querySelector('.js-plotly-plot');
-  const plain = (z) => Array.isArray(z) ? z.map(plain) : ArrayBuffer.isView(z) ? Array.from(z) : z;
-  const zText = () => { const gd = figure(), t = gd && gd.data && gd.data[0]; return JSON.stringify(plain(t && t.z)); };
-  const images = () => JSON.stringify([...figure().querySelectorAll('image')].map(i => i.getAttribute('href')));
-  const before = zText(), imagesBefore = images();
+  const before = data(panel), imageBefore = image(panel);
   let t0 = null, seen = false, observer = null;
   window.__alResult = null;
   const finish = (res) => {
@@ -97,10 +116,17 @@ ARM_JS = """(timeoutMs) => {
     window.__alResult = res;
   };
   const check = () => {
-    if (seen || t0 === null || zText() === before) return;
+    if (seen || t0 === null) return;
+    const now = data(panel);
+    if (same(now, before)) return;
     seen = true;
-    const ms = performance.now() - t0;
-    requestAnimationFrame(() => finish({ms, changed: true, redrawn: images() !== imagesBefore}));
+    const ms = performance.now() - t0, view = panel.querySelector('.al-figures');
+    const timing = view && view.alTiming ? { ...view.alTiming } : null;
+    for (const k of ['received', 'start', 'grids', 'end']) {
+      if (timing && timing[k] !== null) timing[k] -= t0;
+    }
+    requestAnimationFrame(() => finish({ms, frame_ms: performance.now() - t0, changed: true,
+                                        redrawn: image(panel) !== imageBefore, timing}));
   };
   const frame = () => { if (!seen && window.__alResult === null) { check(); requestAnimationFrame(frame); } };
   const onKey = () => {
@@ -226,7 +252,7 @@ class NotebookPage:
         """Wait for the main panel's heatmap and slider handle; return PANEL_JS's state (check "panels" == 1)."""
         state = self.wait_for(PANEL_JS, lambda s: s["panels"] > 1 or (s["z"] and s["handle"]), timeout_s,
                               "main panel (.al-main-panel) with a slider (.al-main-slider .noUi-handle) and a "
-                              "heatmap (first .js-plotly-plot with data[0].z)")
+                              "drawn first figure (.al-heatmap canvas, or .js-plotly-plot with data)")
         self.page.locator(".al-main-panel").first.scroll_into_view_if_needed()
         return state
 
@@ -234,8 +260,10 @@ class NotebookPage:
         """Press an arrow key on the main slider (away from the end it is at) and wait for the heatmap to change.
 
         Returns:
-            {"key", "value_before", "changed": the heatmap's z changed, "redrawn": its drawn image changed,
-             "ms": key press to changed data, measured in the page (None if unchanged)}.
+            {"key", "value_before", "changed": the heatmap's data changed, "redrawn": its drawn image changed,
+             "ms": key press to changed data, "frame_ms": to the frame after it, measured in the page (None if
+             unchanged), "timing": the view's times of that update in ms after the key press (received, start,
+             grids, end) and the kernel's python_ms, or None}.
         """
         state = self.page.evaluate(PANEL_JS)
         key = "ArrowLeft" if state["now"] >= state["max"] else "ArrowRight"

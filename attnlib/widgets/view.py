@@ -1,0 +1,147 @@
+"""PanelView: the figures of a live panel in one anywidget (panel_view.js). Head grids are drawn on canvases,
+every other figure by plotly.js.
+
+One message per update carries every figure: a head grid as its layout (`viz.grid_view`) plus a float32 buffer of
+weights and a uint8 buffer of masked cells, any other figure as plotly JSON. The browser draws the latest state in
+its next frame and answers with the revision it drew; `stalled` says when it stopped answering.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import time
+from typing import Any
+
+import anywidget
+import ipywidgets as W
+import numpy as np
+import plotly
+import plotly.graph_objects as go
+import traitlets
+
+from ..i18n import t
+from ..viz.heatmaps import grid_record, grid_view
+
+HERE = pathlib.Path(__file__).parent
+PLOTLY_JS = pathlib.Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+def _plain(value: Any) -> Any:
+    """json.dumps' fallback for what plotly figures hold: numpy arrays and numbers."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot send a {type(value).__name__} to the view")
+
+
+class LiveFigure(go.Figure):
+    """A panel's own copy of a plotly figure; `part()` is what its view draws: the figure as plotly JSON."""
+
+    def part(self) -> dict:
+        """{"kind": "plotly", "json": the figure}, serialized from plotly's own property dicts (no copy)."""
+        try:
+            text = json.dumps({"data": self._data, "layout": self._layout}, default=_plain, allow_nan=False)
+        except (TypeError, ValueError):  # NaN or an exotic value: plotly's own encoder knows them
+            text = self.to_json(validate=False)
+        return {"kind": "plotly", "json": text}
+
+
+class LiveGrid(LiveFigure):
+    """A head-grid figure of a live panel: while `recording`, `viz.update_head_grid` only records its checked
+    inputs in `record` (the view draws them on a canvas); with `recording` off it rewrites the plotly properties."""
+
+    recording = True
+    record: tuple = ()
+
+    def __init__(self, figure: go.Figure):
+        """Copy `figure` (made by viz.head_grid_figure or viz.heatmap_figure) and record what it shows."""
+        super().__init__(figure)
+        self.record = grid_record(self)
+
+    def record_head_grid(self, weights: np.ndarray, q_tokens: list, k_tokens: list, allowed: np.ndarray) -> bool:
+        """Called by viz.update_head_grid with its checked inputs; True when they were recorded."""
+        if self.recording:
+            self.record = (weights, q_tokens, k_tokens, allowed)
+        return self.recording
+
+    def part(self) -> dict:
+        """{"kind": "grid", the layout (viz grid_view), "weights": float32 bytes, "masked": uint8 bytes or None}."""
+        w, qt, kt, allowed = self.record
+        added = self._data[2 * self._layout["meta"]["slots"]:]  # traces code added after "head i", "masked (…)"
+        masked = None if allowed.all() else (~allowed).astype(np.uint8).tobytes()  # [heads, N_q, N_k]
+        return {"kind": "grid", **grid_view(self._layout, added, w, qt, kt, allowed),
+                "weights": w.astype("<f4").tobytes(), "masked": masked}
+
+
+class PlotlySource(W.Widget):
+    """plotly.js as plotly ships it, sent once per kernel for every PanelView that draws a plotly figure."""
+
+    source = traitlets.Unicode().tag(sync=True)
+
+
+_source: list[PlotlySource] = []  # the kernel's one PlotlySource, made on first use
+
+
+def plotly_source() -> PlotlySource:
+    """The kernel's PlotlySource (a new one if the last was closed)."""
+    if not _source or _source[0].comm is None:
+        _source[:] = [PlotlySource(source=PLOTLY_JS.read_text(encoding="utf-8"))]
+    return _source[0]
+
+
+def texts() -> dict[str, str]:
+    """The view's own words, in the current language (attnlib.i18n)."""
+    return {"png": t("PNG"), "png_title": t("Download this heatmap as a PNG image"),
+            "hover": t("query {query} → key {key}"), "weight": t("weight {weight}"), "masked": t("masked"),
+            "image": t("Attention heatmap: rows are queries, columns are keys.")}
+
+
+class PanelView(anywidget.AnyWidget):
+    """The figures of one panel. `show(figures)` sends them all in one message; `stalled` is True when a browser
+    view has drawn before but left the newest revision unanswered for STALL_SECONDS."""
+
+    STALL_SECONDS = 5.0
+    _esm = (HERE / "panel_view.js").read_text(encoding="utf-8")
+    _css = (HERE / "panel_view.css").read_text(encoding="utf-8")
+    figures = traitlets.List().tag(sync=True)
+    revision = traitlets.Int(0).tag(sync=True)
+    plotly = anywidget.WidgetTrait().tag(sync=True)
+    texts = traitlets.Dict().tag(sync=True)
+    python_ms = traitlets.Float(0.0).tag(sync=True)  # the kernel's time for the update shown (for the benchmark)
+
+    def __init__(self) -> None:
+        """An empty view; `show` gives it figures."""
+        super().__init__(texts=texts())
+        self.drawn = 0  # the newest revision a browser view reported drawn (0: none yet)
+        self._waiting_since: float | None = None  # when the oldest unanswered revision was sent
+        self.on_msg(self._on_msg)
+
+    def show(self, figures: list[LiveFigure], started: float | None = None) -> None:
+        """Send every figure as it is now, in one message.
+
+        Args: figures: the panel's figures. started: time.perf_counter() when the update began (its duration,
+            including this serialization, goes along as `python_ms`), or None.
+        """
+        parts = [f.part() for f in figures]
+        with self.hold_sync():
+            if self.plotly is None and any(p["kind"] == "plotly" for p in parts):
+                self.plotly = plotly_source()
+            self.figures = parts
+            self.revision += 1
+            if started is not None:
+                self.python_ms = round((time.perf_counter() - started) * 1000, 2)
+        if self._waiting_since is None:
+            self._waiting_since = time.monotonic()
+
+    @property
+    def stalled(self) -> bool:
+        """True if a view drew before but has not answered the newest revision for STALL_SECONDS."""
+        since = self._waiting_since
+        return self.drawn > 0 and since is not None and time.monotonic() - since > self.STALL_SECONDS
+
+    def _on_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:
+        """A view drew revision content["drawn"]."""
+        if isinstance(content, dict) and isinstance(content.get("drawn"), int):
+            self.drawn = max(self.drawn, content["drawn"])
+            self._waiting_since = None if self.drawn >= self.revision else time.monotonic()
