@@ -55,6 +55,8 @@ def test_the_two_editions_open_their_own_notebook_01():
     zh = make_command("lab-zh")
     assert option(zh, "LabApp.default_url") == "/lab/tree/zh/01_introduction.ipynb"
     assert option(zh, "ServerApp.root_dir") == "notebooks"  # both editions visible; zh links to ../ resolve
+    assert (ROOT / "notebooks" / "zh" / "01_introduction.ipynb").exists(), \
+        "make lab-zh opens notebooks/zh/01_introduction.ipynb: run `python scripts/zh_edition.py build 01 --execute`"
     for target, locale in (("lab", "en"), ("lab-zh", "zh_CN")):
         overrides = json.loads((Path(option(make_command(target), "LabApp.app_settings_dir"))
                                 / "overrides.json").read_text())
