@@ -195,3 +195,10 @@ def test_english_runs_outside_link_texts():
                                   "Machine Translation*, EMNLP。Vaswani, Shazeer, Parmar, Uszkoreit, Jones and Gomez。")
     assert runs == [] and len(cited) == 2  # a title in italics, a list of names
     assert zh.english_runs("多头注意力（multi-head attention）把 d_model 分给 num_heads 个头")[0] == []  # terms
+
+
+def test_every_zh_notebook_has_an_english_twin():
+    english = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
+    orphans = [p.name for p in (ROOT / "notebooks" / "zh").glob("*.ipynb") if p.name not in english]
+    assert not orphans, (f"notebooks/zh/ has notebooks without an English twin: {orphans}; the zh edition is "
+                         "generated from notebooks/NN_*.ipynb: remove them (git rm) or rename them as the English")
