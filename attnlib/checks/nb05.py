@@ -5,6 +5,7 @@ from typing import Callable
 
 import torch
 
+from ..i18n import t
 from ..modules import MultiHeadAttention
 from ..tiny import relation_mass
 from .feedback import call, compare, say
@@ -22,26 +23,29 @@ def check_param_count(fn: Callable[[int, int], int]) -> bool:
     for d_model, heads in ((8, 1), (8, 2), (12, 3), (32, 8), (64, 4)):
         expected = sum(p.numel() for p in MultiHeadAttention(d_model, heads).parameters())
         got, error = call(fn, d_model, heads)
+        what = f"param_count({d_model}, {heads})"
         if error:
-            return say(False, f"param_count({d_model}, {heads}): {error}")
+            return say(False, f"{what}: {error}")
         if isinstance(got, torch.Tensor) and got.numel() == 1:
             got = got.item()
         if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
             hint = ""
             if got == 4 * d_model * d_model:
-                hint = " You counted the four weight matrices; each nn.Linear also has a bias of d_model numbers."
+                hint = t(" You counted the four weight matrices; each nn.Linear also has a bias of d_model numbers.")
             elif got == 3 * (d_model * d_model + d_model):
-                hint = (" You counted W_q, W_k and W_v but forgot W_o, the output projection that mixes the heads:"
-                        " it has d_model × d_model weights and d_model biases too.")
+                hint = t(" You counted W_q, W_k and W_v but forgot W_o, the output projection that mixes the heads:"
+                         " it has d_model × d_model weights and d_model biases too.")
             elif got == 3 * d_model * d_model:
-                hint = (" You counted three weight matrices and no biases: W_o, the output projection that mixes the"
-                        " heads, is missing, and each of the four nn.Linear layers also has a bias of d_model numbers.")
+                hint = t(" You counted three weight matrices and no biases: W_o, the output projection that mixes the"
+                         " heads, is missing, and each of the four nn.Linear layers also has a bias of d_model "
+                         "numbers.")
             elif isinstance(got, (int, float)) and heads > 1 and got in (4 * (d_model * d_model // heads + d_model),
                                                                          4 * heads * (d_model * d_model + d_model)):
-                hint = (" The count must not change with num_heads: the h heads share one d_model × d_model "
-                        "matrix per projection.")
-            return say(False, f"param_count({d_model}, {heads}) returned {got!r}, expected {expected}.{hint}")
-    return say(True, "4·(d_model² + d_model) parameters, whatever num_heads is.")
+                hint = t(" The count must not change with num_heads: the h heads share one d_model × d_model "
+                         "matrix per projection.")
+            return say(False, t("{call} returned {got!r}, expected {expected}.{hint}", call=what, got=got,
+                                expected=expected, hint=hint))
+    return say(True, t("4·(d_model² + d_model) parameters, whatever num_heads is."))
 
 
 def check_head_contribution(fn: Callable[..., torch.Tensor]) -> bool:
@@ -73,27 +77,30 @@ def check_head_contribution(fn: Callable[..., torch.Tensor]) -> bool:
         expected = head_i @ W[:, i * d_k:(i + 1) * d_k].T  # [B, N, d_model]
         got, error = call(fn, head_i, W.clone(), i)
         if error:
-            hint = (f" (head_i is [B, N, d_k={d_k}]: multiply it by the d_k rows of W^O that belong to head {i})"
-                    if "shape" in error else "")
-            return say(False, f"for head {i} (d_k = {d_k}, d_model = {d_model}): {error}{hint}")
+            hint = (t(" (head_i is [B, N, d_k={d_k}]: multiply it by the d_k rows of W^O that belong to head {i})",
+                      d_k=d_k, i=i) if "shape" in error else "")
+            return say(False, t("for head {i} (d_k = {d_k}, d_model = {d_model}): {error}{hint}", i=i, d_k=d_k,
+                                d_model=d_model, error=error, hint=hint))
         problem, g = compare(got, expected, atol=1e-5)
         if g is not None:
             if torch.allclose(g, head_i @ W[i * d_k:(i + 1) * d_k, :], atol=1e-5):
-                problem = ("you took ROWS of W_o.weight; nn.Linear stores [out, in], so the rows of W^O are the "
-                           "COLUMNS of W_o.weight: use W_o_weight[:, i*d_k:(i+1)*d_k].T")
+                problem = t("you took ROWS of W_o.weight; nn.Linear stores [out, in], so the rows of W^O are the "
+                            "COLUMNS of W_o.weight: use W_o_weight[:, i*d_k:(i+1)*d_k].T")
             elif torch.allclose(g, expected + mha.W_o.bias.detach(), atol=1e-5):
-                problem = "you added the bias: it belongs to the sum over heads once, not to every head"
+                problem = t("you added the bias: it belongs to the sum over heads once, not to every head")
             elif i > 0 and torch.allclose(g, head_i @ W[:, :d_k].T, atol=1e-5):
-                problem = f"you used the block of head 0; head {i} owns rows {i * d_k}…{(i + 1) * d_k - 1} of W^O"
+                problem = t("you used the block of head 0; head {i} owns rows {first}…{last} of W^O", i=i,
+                            first=i * d_k, last=(i + 1) * d_k - 1)
         if problem and isinstance(got, torch.Tensor) and got.shape != expected.shape:
-            problem += f" (head_i is [B, N, d_k={d_k}]; it meets only the d_k rows of W^O that belong to head {i})"
+            problem += t(" (head_i is [B, N, d_k={d_k}]; it meets only the d_k rows of W^O that belong to head {i})",
+                         d_k=d_k, i=i)
         if problem:
-            return say(False, f"head {i}: {problem}")
+            return say(False, t("head {i}: {problem}", i=i, problem=problem))
         total = total + got.detach()
     if not torch.allclose(total, out, atol=1e-5):
-        return say(False, "each head looked right but their sum plus the bias differs from the module's output")
-    return say(True, "Σ_i head_i · W_O[rows of head i] + bias equals the module's output: the concatenation places "
-                     "the heads side by side, W_O adds them.")
+        return say(False, t("each head looked right but their sum plus the bias differs from the module's output"))
+    return say(True, t("Σ_i head_i · W_O[rows of head i] + bias equals the module's output: the concatenation places "
+                       "the heads side by side, W_O adds them."))
 
 
 def check_relation_mass(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
@@ -111,14 +118,13 @@ def check_relation_mass(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
         targets = torch.randint(0, n_k, (batch, n_q), generator=gen)  # [B, N_q]
         expected = relation_mass(weights, targets)  # [heads]
         got, error = call(fn, weights.clone(), targets.clone())
-        if error:
-            return say(False, f"with weights {tuple(weights.shape)} and targets {tuple(targets.shape)}: {error}")
-        problem, g = compare(got, expected, atol=1e-5)
+        shapes = dict(weights=tuple(weights.shape), targets=tuple(targets.shape))
+        problem, g = (error, None) if error else compare(got, expected, atol=1e-5)
         if g is not None:
             if torch.allclose(g, expected * n_q * batch, atol=1e-4):
-                problem = "you summed over batch and queries; take the mean so that 1 means 'always on the target'"
-        elif problem and isinstance(got, torch.Tensor) and got.numel() == 1:
-            problem += " (one number for all heads: average over batch and queries only, keep the heads axis)"
+                problem = t("you summed over batch and queries; take the mean so that 1 means 'always on the target'")
+        elif problem and not error and isinstance(got, torch.Tensor) and got.numel() == 1:
+            problem += t(" (one number for all heads: average over batch and queries only, keep the heads axis)")
         if problem:
-            return say(False, f"with weights {tuple(weights.shape)} and targets {tuple(targets.shape)}: {problem}")
-    return say(True, "weights[b, h, i, targets[b, i]] averaged over b and i, one number per head.")
+            return say(False, t("with weights {weights} and targets {targets}: {problem}", **shapes, problem=problem))
+    return say(True, t("weights[b, h, i, targets[b, i]] averaged over b and i, one number per head."))
