@@ -1,7 +1,8 @@
 """Attention heatmaps: one head (`heatmap_figure`) or a grid of heads (`head_grid_figure`), updated in place.
 
 Each head has two traces, found by name: "head i" (the weights; hover text HOVER: query token, key token,
-weight) and "masked (head i)" (grey where the mask is False, drawn on top).
+weight) and "masked (head i)" (grey where the mask is False, drawn on top). The words drawn are attnlib.i18n
+templates, in the language of the moment a figure is built or updated.
 """
 from __future__ import annotations
 
@@ -12,13 +13,24 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .._validate import integer, pixels
+from ..i18n import t
 from .convert import ArrayLike, attention_weights, bool_mask, rounded, to_numpy, token_labels
 from .style import HEATMAP_COLORSCALE, MASK_COLOR, figure_meta, layout_base, ticks
 
 GRID_WIDTH = 480  # default pixel width of a head-grid figure
 _LEFT, _RIGHT, _TOP, _BOTTOM = 70, 80, 60, 100  # margins in px (right leaves room for the colour bar)
-HOVER = "query <b>%{customdata[0]}</b> → key <b>%{customdata[1]}</b><br>weight %{z:.4f}<extra>head {h}</extra>"
-MASK_NOTE = "grey cells: masked keys"
+
+
+def hover(h: int) -> str:
+    """The hover template of head h's cells (query token, key token, weight), in the current language."""
+    template = t("query <b>%{customdata[0]}</b> → key <b>%{customdata[1]}</b><br>"
+                 "weight %{z:.4f}<extra>head {h}</extra>")
+    return template.replace("{h}", str(h))  # str.format would read plotly's %{…} as fields
+
+
+def mask_note() -> str:
+    """The note under a grid with masked cells, in the current language."""
+    return t("grey cells: masked keys")
 
 
 def _grid_geometry(heads: int, n_q: int, n_k: int, width: int) -> dict:
@@ -54,7 +66,7 @@ def _base_grid(slots: int, title: str, width: int) -> go.Figure:
     for i in range(slots):
         ref = "" if i == 0 else str(i + 1)
         fig.add_trace(go.Heatmap(z=[[0.0]], coloraxis="coloraxis", xaxis=f"x{ref}", yaxis=f"y{ref}",
-                                 name=f"head {i + 1}", hovertemplate=HOVER.replace("{h}", str(i + 1)),
+                                 name=f"head {i + 1}", hovertemplate=hover(i + 1),
                                  xgap=0, ygap=0))
         fig.add_trace(go.Heatmap(
             z=[[0.0]], xaxis=f"x{ref}", yaxis=f"y{ref}", name=f"masked (head {i + 1})",
@@ -70,10 +82,10 @@ def _base_grid(slots: int, title: str, width: int) -> go.Figure:
     fig.update_layout(
         **layout_base(title, width=width, margin=dict(l=_LEFT, r=_RIGHT, t=_TOP, b=_BOTTOM)),
         coloraxis=dict(cmin=0, cmax=1, colorscale=HEATMAP_COLORSCALE,
-                       colorbar=dict(title=dict(text="weight", side="right"), thickness=14, len=0.9, x=1.02,
+                       colorbar=dict(title=dict(text=t("weight"), side="right"), thickness=14, len=0.9, x=1.02,
                                      tickvals=[0, 0.25, 0.5, 0.75, 1])),
         plot_bgcolor="rgba(0,0,0,0)",  # transparent: overlapping subplot backgrounds never hide heatmaps
-        annotations=[dict(text=f"head {i + 1}", showarrow=False, xref="paper", yref="paper", xanchor="center",
+        annotations=[dict(text=t("head {h}", h=i + 1), showarrow=False, xref="paper", yref="paper", xanchor="center",
                           yanchor="bottom", font=dict(size=11), visible=False, x=0, y=0) for i in range(slots)]
         + [note],
     )
@@ -111,8 +123,8 @@ def _set_geometry(fig: go.Figure, slots: list, geo: dict, shape: tuple[int, int,
         label.update(x=rounded((xdom[0] + xdom[1]) / 2), y=ydom[1])
     bottom_left = (geo["rows"] - 1) * geo["cols"]  # axis titles only there: "key →", "← query"
     for h in range(len(slots)):
-        _axis(fig, "x", h).title = dict(text="key →" if h == min(bottom_left, heads - 1) else "")
-        _axis(fig, "y", h).title = dict(text="← query" if h == bottom_left else "")
+        _axis(fig, "x", h).title = dict(text=t("key →") if h == min(bottom_left, heads - 1) else "")
+        _axis(fig, "y", h).title = dict(text=t("← query") if h == bottom_left else "")
     plot_h = geo["height"] - _TOP - _BOTTOM
     fig.layout.annotations[len(slots)].y = -rounded((_BOTTOM - 2) / max(plot_h, 1))  # at the bottom edge
     fig.layout.height = geo["height"]
@@ -144,7 +156,7 @@ def _set_mask(fig: go.Figure, slots: list, geo: dict, allowed: np.ndarray) -> No
             masked_h = ~allowed[h]  # [N_q, N_k]
             # a "×" in each masked cell when cells are large enough, so the mask does not rely on colour
             masked.update(z=masked_h.astype(np.float64), text=np.where(masked_h, "×", "") if cell_px >= 14 else None)
-    fig.layout.annotations[len(slots)].update(visible=any_masked, text=MASK_NOTE)
+    fig.layout.annotations[len(slots)].update(visible=any_masked, text=mask_note())
 
 
 def update_head_grid(fig: go.Figure, weights: ArrayLike, q_tokens: Sequence[Any], k_tokens: Sequence[Any], *,
@@ -191,35 +203,36 @@ def update_head_grid(fig: go.Figure, weights: ArrayLike, q_tokens: Sequence[Any]
 
 
 def head_grid_figure(weights: ArrayLike, q_tokens: Sequence[Any], k_tokens: Sequence[Any], *,
-                     mask: Optional[ArrayLike] = None, title: str = "Attention weights per head",
+                     mask: Optional[ArrayLike] = None, title: Optional[str] = None,
                      slots: Optional[int] = None, width: int = GRID_WIDTH) -> go.Figure:
     """One attention heatmap per head, sharing a fixed 0–1 colour bar.
 
     Args: weights: [heads, N_q, N_k] attention weights (tensor or array).
         q_tokens, k_tokens: labels of the N_q queries (rows, top to bottom) and N_k keys (columns).
         mask: bool/0-1 broadcastable to [heads, N_q, N_k], True = may attend; False cells are grey.
-        title: figure title. slots: subplots to reserve (≥ heads, default heads) for a panel that shows
-        more heads later. width: pixels.
+        title: figure title (default "Attention weights per head"). slots: subplots to reserve (≥ heads, default
+        heads) for a panel that shows more heads later. width: pixels.
     Returns: go.Figure with traces "head i" (z: the weights rounded to 4 decimals) and "masked (head i)".
     """
     w = attention_weights("weights", weights, 3)  # [heads, N_q, N_k]
     slots = w.shape[0] if slots is None else integer("slots", slots, minimum=w.shape[0])
+    title = t("Attention weights per head") if title is None else title
     fig = _base_grid(slots, title, pixels("width", width))
     update_head_grid(fig, w, q_tokens, k_tokens, mask=mask)
     return fig
 
 
 def heatmap_figure(weights: ArrayLike, q_tokens: Sequence[Any], k_tokens: Sequence[Any], *,
-                   mask: Optional[ArrayLike] = None, title: str = "Attention weights", width: int = 460) -> go.Figure:
+                   mask: Optional[ArrayLike] = None, title: Optional[str] = None, width: int = 460) -> go.Figure:
     """One attention heatmap: queries top to bottom, keys left to right, fixed 0–1 colours.
 
     Args: weights: [N_q, N_k] attention weights (tensor or array). q_tokens, k_tokens: N_q and N_k labels.
         mask: bool/0-1 broadcastable to [N_q, N_k], True = may attend; False cells are grey.
-        title: figure title. width: pixels.
+        title: figure title (default "Attention weights"). width: pixels.
     Returns: go.Figure with traces "head 1" (z: the weights rounded to 4 decimals) and "masked (head 1)".
     """
     w = attention_weights("weights", weights, 2)  # [N_q, N_k]
-    fig = _base_grid(1, title, pixels("width", width))
+    fig = _base_grid(1, t("Attention weights") if title is None else title, pixels("width", width))
     fig.layout.meta = dict(kind="head_grid", slots=1, single=True)
     update_head_grid(fig, w[None], q_tokens, k_tokens, mask=None if mask is None else bool_mask(mask, w.shape)[None])
     return fig
@@ -256,7 +269,7 @@ def _get(d: Any, *keys: Any, default: Any = None) -> Any:
 
 
 def _axis_title(layout: dict, letter: str, slots: int) -> str:
-    """The first non-empty title of the x (or y) axes: "key →" unless code renamed it."""
+    """The first non-empty title of the x (or y) axes: "key →" (translated) unless code renamed it."""
     names = [f"{letter}axis" + (str(h + 1) if h else "") for h in range(slots)]
     return next((t for t in (_get(layout, n, "title", "text") for n in names) if t), "")
 
@@ -305,5 +318,5 @@ def grid_view(layout: dict, traces: list[dict], weights: np.ndarray, q_tokens: l
         colorscale=[[float(p), c] for p, c in bar["colorscale"]],
         bar_title=_get(bar, "colorbar", "title", "text", default=""),
         bar_ticks=[float(v) for v in _get(bar, "colorbar", "tickvals", default=())],
-        note=(_get(notes, slots, "text", default="") or MASK_NOTE) if not allowed.all() else "", notes=extra,
+        note=(_get(notes, slots, "text", default="") or mask_note()) if not allowed.all() else "", notes=extra,
         markers=_markers(traces, heads))

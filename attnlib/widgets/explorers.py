@@ -12,6 +12,7 @@ import torch
 from .. import viz
 from .._validate import choice, integer
 from ..core import jacobian_norm, max_weight, saturation_curve, scaled_dot_product_attention, softmax_entropy
+from ..i18n import t
 from ..masks import causal_mask, padding_mask, window_mask
 from ..measure import single_thread
 from .panel import LivePanel
@@ -52,7 +53,7 @@ def _temperature_slider(value: float) -> W.FloatLogSlider:
     """Temperature on a log scale from 0.05 to 20 (1 = plain softmax)."""
     # the exponent grid -1.3, -1.25, …, 1.3 contains 0, so temperature 1 is exactly reachable
     return W.FloatLogSlider(value=_check_temperature(value), base=10, min=-TEMPERATURE_EXPONENT,
-                            max=TEMPERATURE_EXPONENT, step=0.05, description="temperature", readout_format=".3g",
+                            max=TEMPERATURE_EXPONENT, step=0.05, description=t("temperature"), readout_format=".3g",
                             **_slider_style())
 
 
@@ -61,7 +62,7 @@ def _int_slider(value: int, lo: int, hi: int, description: str) -> W.IntSlider:
 
 
 def _scaled_checkbox(value: bool) -> W.Checkbox:
-    return W.Checkbox(value=value, description="scale by 1/√d_k", indent=False, layout=W.Layout(width="160px"))
+    return W.Checkbox(value=value, description=t("scale by 1/√d_k"), indent=False, layout=W.Layout(width="160px"))
 
 
 @functools.lru_cache(maxsize=64)
@@ -102,7 +103,7 @@ class AttentionExplorer(LivePanel):
     def __init__(self, *, d_k: int = 8, heads: int = 4, mask: str = "causal", window: int = 2, pad: int = 2,
                  seq_len: int = 8, scaled: bool = True, temperature: float = 1.0, seed: int = 0,
                  query: Optional[int] = None, tokens: Optional[list[str]] = None, max_heads: int = 8,
-                 max_seq: int = 32, title: str = "Attention explorer", caption: Optional[str] = None,
+                 max_seq: int = 32, title: Optional[str] = None, caption: Optional[str] = None,
                  main: bool = False):
         """Build the controls and figures.
 
@@ -110,7 +111,8 @@ class AttentionExplorer(LivePanel):
             within ±window). pad: padded tokens at the end, 0..max_seq. seq_len: 2..max_seq. scaled: divide the
             scores by √d_k. temperature: in TEMPERATURE_RANGE. seed: in SEED_RANGE. query: the row of the
             saturation panel (default the last token). tokens: at least max_seq words (default EXPLORER_TOKENS).
-            max_heads: 1..MAX_HEADS. max_seq: 2..MAX_SEQ. title, caption, main: as for LivePanel.
+            max_heads: 1..MAX_HEADS. max_seq: 2..MAX_SEQ. title (default "Attention explorer"), caption, main: as
+            for LivePanel.
         """
         self.max_heads = integer("max_heads", max_heads, 1, MAX_HEADS)
         self.max_seq = integer("max_seq", max_seq, 2, MAX_SEQ)
@@ -126,15 +128,16 @@ class AttentionExplorer(LivePanel):
         controls = self._controls(dict(values, query=query))
         figures = [
             viz.head_grid_figure(first["weights"], first["tokens"], first["tokens"], mask=first["mask"],
-                                 slots=max_heads, title="Attention weights per head", width=440),
+                                 slots=max_heads, title=t("Attention weights per head"), width=440),
             viz.saturation_figure(first["weights"][0, query], saturation_curves(D_K_OPTIONS, seq_len),
-                                  k_tokens=first["tokens"], d_k=d_k, width=400, title="Softmax saturation"),
+                                  k_tokens=first["tokens"], d_k=d_k, width=400, title=t("Softmax saturation")),
         ]
         if caption is None:
-            caption = ("Heatmaps: rows are queries, columns keys, grey cells masked. Saturation panel: "
-                       "one query row of head 1, and how softmax saturates as d_k grows.")
+            caption = t("Heatmaps: rows are queries, columns keys, grey cells masked. Saturation panel: "
+                        "one query row of head 1, and how softmax saturates as d_k grows.")
         controls["seq_len"].observe(self._on_seq_len, names="value")
         controls["mask"].observe(self._on_mask, names="value")
+        title = t("Attention explorer") if title is None else title
         super().__init__(controls, figures, self._draw, title=title, caption=caption, main=main)
         self._on_mask({"new": mask})
 
@@ -142,16 +145,16 @@ class AttentionExplorer(LivePanel):
         """The controls, at the (checked) values `v`."""
         return {
             "d_k": W.SelectionSlider(options=D_K_OPTIONS, value=v["d_k"], description="d_k", **_slider_style()),
-            "heads": _int_slider(v["heads"], 1, self.max_heads, "heads"),
-            "seq_len": _int_slider(v["seq_len"], 2, self.max_seq, "sequence length"),
+            "heads": _int_slider(v["heads"], 1, self.max_heads, t("heads")),
+            "seq_len": _int_slider(v["seq_len"], 2, self.max_seq, t("sequence length")),
             "temperature": _temperature_slider(v["temperature"]),
             "scaled": _scaled_checkbox(v["scaled"]),
-            "mask": W.Dropdown(options=MASKS, value=v["mask"], description="mask",
+            "mask": W.Dropdown(options=MASKS, value=v["mask"], description=t("mask"),
                                style={"description_width": "initial"}, layout=W.Layout(width="170px")),
-            "window": _int_slider(v["window"], 0, self.max_seq - 1, "window ±"),
-            "pad": _int_slider(v["pad"], 0, self.max_seq, "padded tokens"),
-            "query": _int_slider(v["query"], 0, v["seq_len"] - 1, "query row"),
-            "seed": _int_slider(v["seed"], *SEED_RANGE, "seed"),
+            "window": _int_slider(v["window"], 0, self.max_seq - 1, t("window ±")),
+            "pad": _int_slider(v["pad"], 0, self.max_seq, t("padded tokens")),
+            "query": _int_slider(v["query"], 0, v["seq_len"] - 1, t("query row")),
+            "seed": _int_slider(v["seed"], *SEED_RANGE, t("seed")),
         }
 
     def _projections(self, seed: int) -> tuple:
@@ -215,7 +218,7 @@ class AttentionExplorer(LivePanel):
         viz.update_head_grid(figures[0], res["weights"], res["tokens"], res["tokens"], mask=res["mask"])
         viz.update_saturation(
             figures[1], res["weights"][0, row], curves=curves, k_tokens=res["tokens"], d_k=values["d_k"],
-            current=stats, row_mask=res["mask"][row], row_label=f"head 1, query “{res['tokens'][row]}”",
+            current=stats, row_mask=res["mask"][row], row_label=t("head 1, query “{token}”", token=res["tokens"][row]),
         )
 
     def _on_seq_len(self, change: dict) -> None:
@@ -236,31 +239,33 @@ class SaturationExplorer(LivePanel):
     """
 
     def __init__(self, *, d_k: int = 16, n_keys: int = 16, scaled: bool = False, temperature: float = 1.0,
-                 seed: int = 0, title: str = "Softmax saturation explorer", caption: Optional[str] = None,
+                 seed: int = 0, title: Optional[str] = None, caption: Optional[str] = None,
                  main: bool = False):
         """Build the controls and figures.
 
         Args: d_k: one of SATURATION_D_K_OPTIONS. n_keys: keys per query row, in N_KEYS_RANGE. scaled: divide by
-            √d_k. temperature: in TEMPERATURE_RANGE. seed: in SEED_RANGE. title, caption, main: as for LivePanel.
+            √d_k. temperature: in TEMPERATURE_RANGE. seed: in SEED_RANGE. title (default "Softmax saturation explorer"),
+            caption, main: as for LivePanel.
         """
         controls = {
             "d_k": W.SelectionSlider(options=SATURATION_D_K_OPTIONS, value=choice("d_k", d_k, SATURATION_D_K_OPTIONS),
                                      description="d_k", **_slider_style()),
-            "n_keys": _int_slider(integer("n_keys", n_keys, *N_KEYS_RANGE), *N_KEYS_RANGE, "keys per row"),
+            "n_keys": _int_slider(integer("n_keys", n_keys, *N_KEYS_RANGE), *N_KEYS_RANGE, t("keys per row")),
             "temperature": _temperature_slider(temperature),
             "scaled": _scaled_checkbox(scaled),
-            "seed": _int_slider(integer("seed", seed, *SEED_RANGE), *SEED_RANGE, "seed"),
+            "seed": _int_slider(integer("seed", seed, *SEED_RANGE), *SEED_RANGE, t("seed")),
         }
         first = self.compute(d_k=d_k, n_keys=n_keys, scaled=scaled, temperature=temperature, seed=seed)
         figures = [
             viz.saturation_figure(first["weights"][0], saturation_curves(SATURATION_D_K_OPTIONS, n_keys), d_k=d_k,
-                                  width=420, title="Softmax saturation"),
+                                  width=420, title=t("Softmax saturation")),
             viz.score_histogram_figure(first["scores"], width=400,
-                                       title="Scores q·k (× scale ÷ temperature) vs N(0, 1)"),
+                                       title=t("Scores q·k (× scale ÷ temperature) vs N(0, 1)")),
         ]
         if caption is None:
-            caption = (f"Each row: one random query against random keys, components N(0, 1), averaged over "
-                       f"{SAT_ROWS} rows. Unscaled, the scores spread like √d_k and softmax saturates.")
+            caption = t("Each row: one random query against random keys, components N(0, 1), averaged over "
+                        "{rows} rows. Unscaled, the scores spread like √d_k and softmax saturates.", rows=SAT_ROWS)
+        title = t("Softmax saturation explorer") if title is None else title
         super().__init__(controls, figures, self._draw, title=title, caption=caption, main=main)
 
     def compute(self, *, d_k: int, n_keys: int, scaled: bool, temperature: float, seed: int) -> dict[str, Any]:
@@ -300,5 +305,5 @@ class SaturationExplorer(LivePanel):
             stats = row_stats(res["weights"])
             curves = saturation_curves(SATURATION_D_K_OPTIONS, values["n_keys"])
         viz.update_saturation(figures[0], res["weights"][0], curves=curves, d_k=values["d_k"], current=stats,
-                              row_label="first query row")
+                              row_label=t("first query row"))
         viz.update_score_histogram(figures[1], res["scores"])

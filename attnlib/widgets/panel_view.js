@@ -1,7 +1,8 @@
 // The figures of one live panel (attnlib/widgets/view.py, an anywidget). A head grid is drawn on two canvases
 // (labels, then cells) from a float32 buffer; any other figure by plotly.js, which PlotlySource sends once per
-// kernel. A change is drawn in the next animation frame, every figure of the panel in that frame: updates that
-// arrive before it are skipped, the last one wins. The view then tells the kernel which revision it drew.
+// kernel. A change is drawn in the next animation frame (updates that arrive before it are skipped, the last one
+// wins): every head grid in that frame, then every plotly figure together in the task after it, so that slow
+// plotly redraws never delay the heatmaps. The view then tells the kernel which revision it drew.
 const FONT = "Arial, sans-serif", INK = "#2a3f5f", NOTE_INK = "#444444", MASK = [200, 200, 200], CROSS = "#555555";
 const lib = (globalThis.__attnlib_plotly ||= { promise: null, Plotly: null });  // shared by every view of the page
 const CONFIG = { displaylogo: false, responsive: false };
@@ -304,7 +305,19 @@ function nameHandles(el) {  // ipywidgets' slider handles have no accessible nam
 export default {
   render({ model, el, host }) {
     el.classList.add("al-figures");
-    let parts = [], kinds = "", frame = 0, received = null;
+    let parts = [], kinds = "", frame = 0, later = 0, received = null;
+    const drawPlotly = (Plotly) => {  // every plotly figure at the newest state, in one task
+      later = 0;
+      const begin = performance.now();
+      model.get("figures").forEach((f, i) => {
+        if (f.kind === "plotly" && parts[i] instanceof PlotlyFigure) parts[i].update(f.json, Plotly);
+      });
+      if (el.alTiming) Object.assign(el.alTiming, { plotly_start: begin, plotly_end: performance.now() });
+    };
+    const plotly = () => {  // after the frame that shows the grids: the secondary figures stay off the critical path
+      if (lib.Plotly) { if (!later) later = setTimeout(() => drawPlotly(lib.Plotly), 0); return; }
+      plotlyLib(model, host).then(drawPlotly).catch((err) => console.error("[attnlib] plotly.js did not load:", err));
+    };
     const draw = () => {
       frame = 0;
       const start = performance.now(), figures = model.get("figures"), revision = model.get("revision");
@@ -314,15 +327,11 @@ export default {
         parts = figures.map((f) => (f.kind === "grid" ? new Grid(el, model.get("texts")) : new PlotlyFigure(el)));
       }
       figures.forEach((f, i) => { if (f.kind === "grid") parts[i].update(f); });
-      const grids = performance.now();
-      if (figures.some((f) => f.kind === "plotly")) {
-        const apply = (Plotly) => figures.forEach((f, i) => { if (f.kind === "plotly") parts[i].update(f.json, Plotly); });
-        if (lib.Plotly) apply(lib.Plotly);
-        else plotlyLib(model, host).then((Plotly) => { if (model.get("revision") === revision) apply(Plotly); })
-          .catch((err) => console.error("[attnlib] plotly.js did not load:", err));
-      }
+      const anyPlotly = figures.some((f) => f.kind === "plotly");
       // for the browser benchmark (attnlib/bench/browser): when this revision arrived and what drawing it cost
-      el.alTiming = { revision, received, start, grids, end: performance.now(), python_ms: model.get("python_ms") };
+      el.alTiming = { revision, received, start, grids: performance.now(), python_ms: model.get("python_ms"),
+        plotly_start: anyPlotly ? null : undefined, plotly_end: anyPlotly ? null : undefined };
+      if (anyPlotly) plotly();
       el.dataset.revision = String(revision);
       nameHandles(el);
       model.send({ drawn: revision });
@@ -332,6 +341,11 @@ export default {
     model.on("change:revision", arrived);
     schedule();
     const late = setTimeout(() => nameHandles(el), 1000);  // the controls may render after the figures
-    return () => { cancelAnimationFrame(frame); clearTimeout(late); model.off("change:revision", arrived); };
+    return () => {
+      cancelAnimationFrame(frame);
+      clearTimeout(later);
+      clearTimeout(late);
+      model.off("change:revision", arrived);
+    };
   },
 };

@@ -8,9 +8,10 @@ own made here): open it, Run All, then press an arrow key on the main slider (`.
 times. Each press is timed in the page, from the keydown event to the moment the main panel's first figure holds
 new data (a head grid's canvas: the weights it drew; a plotly figure: `gd.data[0]`), and to the frame after it.
 The panel's view reports where the time went (the breakdown): key → its message arrived in the browser (of which
-the kernel's update, `python_ms`), → the next animation frame started, the head grids drawn, the plotly figures
-drawn. Needs Debian's Chromium at /usr/bin/chromium and playwright. The machine's load average is printed with
-every notebook: timings on a shared machine are noisy.
+the kernel's update, `python_ms`), → the next animation frame started (frame_wait), the head grids drawn (grids,
+their duration), the plotly figures drawn in the task after that frame (plotly, its duration; plotly_done, ms
+after the key press). Needs Debian's Chromium at /usr/bin/chromium and playwright. The machine's load average
+is printed with every notebook: timings on a shared machine are noisy.
 
 The last line of output is one JSON object (also written to --out):
 {"notebooks": [{"name", "ok", "latency_ms_median", "latency_ms_p95", "latencies_ms", "frame_ms_median",
@@ -37,7 +38,7 @@ EXPLORERS = {
     "x1_attention_explorer.ipynb": "al.widgets.AttentionExplorer(heads=8, seq_len=32, main=True)",
     "x2_saturation_explorer.ipynb": "al.widgets.SaturationExplorer(n_keys=64, main=True)",
 }
-STEPS = ("received", "python_ms", "frame_wait", "grids", "plotly")  # the breakdown, in the order of an update
+STEPS = ("received", "python_ms", "frame_wait", "grids", "plotly", "plotly_done")  # the breakdown, in order
 
 
 def explorer_notebooks(folder: Path) -> list[Path]:
@@ -62,7 +63,9 @@ def breakdown(results: list[dict]) -> dict:
         steps["python_ms"].append(t["python_ms"] or 0.0)
         steps["frame_wait"].append(t["start"] - t["received"])
         steps["grids"].append(t["grids"] - t["start"])
-        steps["plotly"].append(t["end"] - t["grids"])
+        if isinstance(t.get("plotly_end"), (int, float)):  # the plotly figures, drawn in the task after the grids
+            steps["plotly"].append(t["plotly_end"] - t["plotly_start"])
+            steps["plotly_done"].append(t["plotly_end"])
     return {k: round(statistics.median(v), 1) for k, v in steps.items() if v}
 
 

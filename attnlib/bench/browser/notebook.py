@@ -121,12 +121,18 @@ ARM_JS = """(timeoutMs) => {""" + FIGURE_JS + """
     if (same(now, before)) return;
     seen = true;
     const ms = performance.now() - t0, view = panel.querySelector('.al-figures');
-    const timing = view && view.alTiming ? { ...view.alTiming } : null;
-    for (const k of ['received', 'start', 'grids', 'end']) {
-      if (timing && timing[k] !== null) timing[k] -= t0;
-    }
-    requestAnimationFrame(() => finish({ms, frame_ms: performance.now() - t0, changed: true,
-                                        redrawn: image(panel) !== imageBefore, timing}));
+    requestAnimationFrame(() => {
+      const frameMs = performance.now() - t0, redrawn = image(panel) !== imageBefore, waitUntil = t0 + timeoutMs;
+      const done = () => {  // the view's timing, once its plotly figures (drawn after the grids) are drawn too
+        const timing = view && view.alTiming ? { ...view.alTiming } : null;
+        if (timing && timing.plotly_end === null && performance.now() < waitUntil) return setTimeout(done, 5);
+        for (const k of ['received', 'start', 'grids', 'plotly_start', 'plotly_end']) {
+          if (timing && typeof timing[k] === 'number') timing[k] -= t0;
+        }
+        finish({ms, frame_ms: frameMs, changed: true, redrawn, timing});
+      };
+      done();
+    });
   };
   const frame = () => { if (!seen && window.__alResult === null) { check(); requestAnimationFrame(frame); } };
   const onKey = () => {
@@ -263,7 +269,7 @@ class NotebookPage:
             {"key", "value_before", "changed": the heatmap's data changed, "redrawn": its drawn image changed,
              "ms": key press to changed data, "frame_ms": to the frame after it, measured in the page (None if
              unchanged), "timing": the view's times of that update in ms after the key press (received, start,
-             grids, end) and the kernel's python_ms, or None}.
+             grids, plotly_start, plotly_end) and the kernel's python_ms, or None}.
         """
         state = self.page.evaluate(PANEL_JS)
         key = "ArrowLeft" if state["now"] >= state["max"] else "ArrowRight"
