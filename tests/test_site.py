@@ -18,13 +18,15 @@ import plotly.graph_objects as go
 import pytest
 
 from attnlib import widgets
-from attnlib.widgets.static import BINDER_SLOT, SNAPSHOT_MIME, STATIC_ENV
+from attnlib.widgets import static
+from attnlib.widgets.static import BINDER_SLOT, SNAPSHOT_MIME, STATES_MIME, STATIC_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from sitebuild.build import build  # noqa: E402
 from sitebuild.course import binder_base, binder_url  # noqa: E402
 from sitebuild.offline import local_references, remote_references  # noqa: E402
+from sitebuild.panels import PanelOverBudget, check_budget  # noqa: E402
 
 SNAPSHOT = SNAPSHOT_MIME
 
@@ -68,6 +70,74 @@ def test_live_panel_under_attnlib_static_is_a_snapshot_of_its_state(monkeypatch)
     panel.controls["sharpness"].value = 10.0
     z = panel.static_bundle()[SNAPSHOT]["figures"][0]["data"][0]["z"]
     assert z[0] == [0.0, 1.0] or z.get("bdata")  # plain list, or plotly's typed-array encoding
+
+
+def tiny_z(sharpness: float) -> list[list[float]]:
+    """What small_panel's update draws at `sharpness`, computed here (not by the panel)."""
+    return [[1 - sharpness / 10, sharpness / 10], [0.5, 0.5]]
+
+
+def state_traces(states: dict, values: dict) -> list[list[dict]]:
+    """The traces of each figure in the state where the controls have `values` (by name)."""
+    key = ",".join(str(c["values"].index(values.get(c["name"], c["value"]))) for c in states["controls"])
+    return [[states["pool"][t] for t in fig[0]] for fig in states["states"][key]]
+
+
+def test_main_panel_states_are_what_its_update_draws(monkeypatch):
+    monkeypatch.setenv(STATIC_ENV, "1")
+    panel = small_panel(main=True)
+    states = panel._repr_mimebundle_()[STATES_MIME]
+    (control,) = states["controls"]
+    assert control["kind"] == "range" and control["total"] == 101  # 0..10 by 0.1
+    assert static.MAX_STEPS <= len(control["values"]) <= static.MAX_STEPS + 1  # 17 steps and its own value
+    assert 2.0 in control["values"]
+    assert control["values"][control["index"]] == 2.0
+    for s in control["values"]:
+        (trace,), = state_traces(states, {"sharpness": s})
+        assert trace["z"] == tiny_z(s), s
+    assert states["bytes"] <= static.STATE_BUDGET
+    json.dumps(states)
+
+
+def test_a_panel_that_is_not_main_has_no_states(monkeypatch):
+    monkeypatch.setenv(STATIC_ENV, "1")
+    assert STATES_MIME not in small_panel()._repr_mimebundle_()
+
+
+def test_derived_grid_thins_the_control_with_most_values_first():
+    specs = [static.control_spec("a", W.IntSlider(value=0, min=0, max=100)),
+             static.control_spec("b", W.Dropdown(options=["x", "y", "z"], value="y")),
+             static.control_spec("c", W.IntSlider(value=7, min=0, max=20))]
+    grid = static.derived_grid(specs, max_states=17 * 3 * 10)
+    assert len(grid["a"]) == 17 and grid["a"][0] == 0 and grid["a"][-1] == 100  # evenly spaced, ends kept
+    assert grid["b"] == ["x", "y", "z"]
+    assert 7 in grid["c"] and len(grid["c"]) <= 10  # c (17 steps and its value 7) thinned first, 7 kept
+    assert set(static.thinned(list(range(17)), 3)) >= {0, 3, 16}
+    assert static.derived_grid(specs, max_states=1) == {"a": [0], "b": ["y"], "c": [7]}
+
+
+def test_explicit_grid_over_budget_fails_naming_the_control():
+    panel = small_panel(main=True)
+    panel.static_grid = {"sharpness": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]}
+    states = static.panel_states(panel, budget=400)
+    assert states["over_budget"]["control"] == "sharpness"
+    with pytest.raises(PanelOverBudget, match="Thin the control 'sharpness'"):
+        check_budget("99_tiny.html", states)
+    fits = static.panel_states(panel)
+    assert [c["values"] for c in fits["controls"]] == [[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]]
+    with pytest.raises(PanelOverBudget, match="'sharpness'"):
+        check_budget("99_tiny.html", fits, budget=100)
+
+
+def test_derived_grid_is_thinned_to_fit_the_budget():
+    states = static.panel_states(small_panel(main=True), budget=900)
+    assert "over_budget" not in states and states["bytes"] <= 900
+    assert 2 <= len(states["controls"][0]["values"]) < static.MAX_STEPS
+
+
+def test_every_string_has_a_chinese_version():
+    assert set(static.TEXT["zh"]) == set(static.TEXT["en"])
+    assert static.text("binder_link", "zh") == "在 Binder 上打开这个笔记本"
 
 
 # ---------------------------------------------------------------- building pages and decks
@@ -120,7 +190,8 @@ def built(tmp_path_factory):
     site, slides = tmp / "site", tmp / "slides"
     start = time.perf_counter()
     # decks are fitted to 1280x720 when Chromium is there (fit=None)
-    report = build([tiny], site=site, slides=slides, execute=True, cache_dir=tmp / "executed")
+    report = build([tiny], site=site, slides=slides, execute=True, cache_dir=tmp / "executed", twin="zh")
+    build([tiny], site=site / "zh", execute=True, cache_dir=tmp / "executed", language="zh", twin="..")
     intro = ROOT / "notebooks" / "01_introduction.ipynb"
     intro_site = None
     if intro.exists():
@@ -170,19 +241,41 @@ def test_plotly_mathjax_and_reveal_are_local_files(built):
 
 
 def test_live_panel_is_a_static_snapshot_with_a_binder_link(built):
-    counts = {k: v for k, v in built["report"][TINY].items() if k != "deck_check"}
-    assert counts == {"figures": 3, "static_notes": 1, "widgets_without_snapshot": 0}
+    counts = {k: v for k, v in built["report"][TINY].items() if k != "deck_check"}  # the deck's counts
+    assert counts == {"figures": 3, "static_notes": 1, "widgets_without_snapshot": 0, "live_panels": 0,
+                      "state_bytes": 0, "states": 0, "live_controls": 0}
     binder = binder_url(TINY)
     assert binder.startswith("https://mybinder.org/v2/gh/") and binder.endswith("lab/tree/notebooks/99_tiny.ipynb")
     for folder in (built["site"], built["slides"]):
         text = (folder / "99_tiny.html").read_text(encoding="utf-8")
-        assert 'class="al-static-note"' in text
+        assert ('class="al-static-note"' in text) == (folder == built["slides"])  # the page's panel is live
         assert "sliders move these figures live" in text
         assert f'href="{binder}"' in text
         assert BINDER_SLOT not in text
         assert "application/vnd.jupyter.widget-view+json" not in text
         assert text.count("Plotly.newPlot(") == 3
         assert '<details class="al-solution">' in text  # the hidden solution stays folded
+
+
+def test_page_has_live_controls_and_the_deck_a_snapshot(built):
+    page = (built["site"] / "99_tiny.html").read_text(encoding="utf-8")
+    panel = page[page.index('<div class="al-static-panel al-main-panel"'):]
+    assert 'type="range"' in panel and 'data-al-control="sharpness"' in panel
+    assert "Live on this page" in panel and "Every control of this panel is live here" in panel
+    assert '<script src="assets/static_panel.js"></script>' in page
+    assert (built["site"] / "assets" / "static_panel.js").exists()
+    deck = (built["slides"] / "99_tiny.html").read_text(encoding="utf-8")
+    assert "data-al-control" not in deck and "al-states" not in deck
+
+
+def test_each_page_links_its_twin_in_the_other_language(built):
+    en = (built["site"] / "99_tiny.html").read_text(encoding="utf-8")
+    zh = (built["site"] / "zh" / "99_tiny.html").read_text(encoding="utf-8")
+    assert 'href="zh/99_tiny.html"' in en and '<html lang="en">' in en
+    assert 'href="../99_tiny.html"' in zh and '<html lang="zh">' in zh
+    assert "本页可直接操作" in zh and "在 Binder 上实时运行" in zh and "全部笔记本" in zh
+    assert 'href="../index.html"' not in zh  # its own index, in zh/
+    assert (built["site"] / "zh" / "index.html").exists()
 
 
 def test_binder_url_follows_the_readme_badge():

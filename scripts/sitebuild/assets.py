@@ -33,14 +33,14 @@ def asset_sources() -> dict[str, Path]:
 
 
 def copy_assets(out: Path, *, reveal: bool) -> Path:
-    """Copy plotly.js, MathJax, our CSS (and reveal.js for decks) into out/assets; return that folder."""
+    """Copy plotly.js, MathJax, our CSS and static_panel.js (and reveal.js for decks) into out/assets; return it."""
     assets = out / "assets"
     assets.mkdir(parents=True, exist_ok=True)
     src = asset_sources()
     shutil.copy2(src["plotly.min.js"], assets / "plotly.min.js")
     mathjax_skip = shutil.ignore_patterns("SVG", "*.map")  # we use the HTML-CSS output only
     shutil.copytree(src["mathjax"], assets / "mathjax", dirs_exist_ok=True, ignore=mathjax_skip)
-    for css in ("course.css", "course_slides.css"):
+    for css in ("course.css", "course_slides.css", "static_panel.js"):
         shutil.copy2(TEMPLATES / "common" / css, assets / css)
     if reveal:
         keep = shutil.ignore_patterns("*.map", "*.esm.js", "markdown", "highlight", "search", "zoom", "math")

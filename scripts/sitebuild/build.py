@@ -9,6 +9,8 @@ from typing import Iterable, Optional
 
 import nbformat
 
+from attnlib.widgets.static import TEXT, text
+
 from .assets import asset_sources, copy_assets
 from .course import binder_base, binder_url, course_entries, index_notebook
 from .decks import DeckBrowser, can_fit, fit_deck, print_deck_check
@@ -24,10 +26,13 @@ class Course:
     executed: dict[str, nbformat.NotebookNode]
     site: Optional[Path]
     slides: Optional[Path]
+    language: str = "en"
+    twin: Optional[str] = None  # the other language's folder, relative to this edition's folder
 
 
 def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Optional[Path] = None,
-          execute: bool = True, cache_dir: Optional[Path] = None, fit: Optional[bool] = None) -> dict[str, dict]:
+          execute: bool = True, cache_dir: Optional[Path] = None, fit: Optional[bool] = None,
+          language: str = "en", twin: Optional[str] = None) -> dict[str, dict]:
     """Build pages into `site` and/or decks into `slides`; return per-notebook counts of what was rendered.
 
     Args:
@@ -38,6 +43,9 @@ def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Opt
         cache_dir: folder for executed copies (None: no cache).
         fit: measure each deck in Chromium at 1280x720 and add continuation slides where a slide runs over
             (None: when /usr/bin/chromium and playwright are there).
+        language: the edition's language ('en', or 'zh' for notebooks/zh/): the builder's strings and <html lang>.
+        twin: the folder of the other language's edition relative to this one ('zh', or '..'): every page
+            links to its twin there (None: no link).
     Returns:
         {notebook name: {"figures": n, "static_notes": n, "widgets_without_snapshot": n}} for the last kind built;
         fitted decks add "deck_check": the rows of `check_decks` for the deck as written.
@@ -49,7 +57,7 @@ def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Opt
         raise SystemExit("build_site: give --site DIR and/or --slides DIR")
     asset_sources()  # fail before the slow part if a package that ships the offline assets is missing
     executed = {p.name: execute_static(p, cache_dir) if execute else nbformat.read(p, as_version=4) for p in paths}
-    course = Course(course_entries(executed, paths), executed, site, slides)
+    course = Course(course_entries(executed, paths, language), executed, site, slides, language, twin)
     fit = can_fit() if fit is None else fit
     if slides is not None and not fit:
         print("  note: decks are not fitted to 1280x720 (needs /usr/bin/chromium); tall slides scroll")
@@ -71,9 +79,17 @@ def page_links(course: Course, i: int, slides_rel: Optional[str]) -> dict:
     entries, e = course.entries, course.entries[i]
     neighbour = {j: {"href": f"{entries[j]['stem']}.html", "label": entries[j]["number"]}
                  for j in (i - 1, i + 1) if 0 <= j < len(entries)}
-    return {"title": e["title"], "assets": "assets", "index_url": "index.html", "binder_url": e["binder_url"],
-            "prev": neighbour.get(i - 1), "next": neighbour.get(i + 1),
-            "slides_url": f"{slides_rel}/{e['stem']}.html" if slides_rel else None}
+    return dict(edition_links(course, f"{e['stem']}.html"), title=e["title"], binder_url=e["binder_url"],
+                prev=neighbour.get(i - 1), next=neighbour.get(i + 1),
+                slides_url=f"{slides_rel}/{e['stem']}.html" if slides_rel else None)
+
+
+def edition_links(course: Course, page: str) -> dict:
+    """What every page of an edition shows: its assets, index, strings, language and the twin page's link."""
+    twin_lang = "en" if course.language != "en" else "zh"
+    return {"assets": "assets", "index_url": "index.html", "language": course.language,
+            "text": TEXT.get(course.language, TEXT["en"]), "twin_lang": twin_lang,
+            "twin_url": f"{course.twin}/{page}" if course.twin else None}
 
 
 def fitted_deck(nb: nbformat.NotebookNode, out_file: Path, links: dict, browser: DeckBrowser) -> dict:
@@ -98,13 +114,18 @@ def build_edition(kind: str, out: Path, course: Course, browser: Optional[DeckBr
             report[e["name"]] = fitted_deck(nb, out_file, links, browser)
         else:
             report[e["name"]] = export(nb, out_file, kind, links)
+        if report[e["name"]].get("live_panels"):
+            r = report[e["name"]]
+            print(f"  {out_file.name}: main panel live, {r['live_controls']} controls, {r['states']} states, "
+                  f"{r['state_bytes'] / 1e3:.0f} kB of state, page {out_file.stat().st_size / 1e3:.0f} kB")
         if report[e["name"]].get("widgets_without_snapshot"):
             print(f"  warning: {e['name']}: {report[e['name']]['widgets_without_snapshot']} widget view(s) without "
                   "a static snapshot (shown as a note with a Binder link)", file=sys.stderr)
-    export(index_notebook(course.entries, kind=kind, other_kind_dir=other_rel), out / "index.html", kind,
-           {"title": "Course index" if kind == "page" else "Course slides", "assets": "assets",
-            "index_url": "index.html", "binder_url": binder_url(None, binder_base()), "prev": None, "next": None,
-            "slides_url": f"{slides_rel}/index.html" if slides_rel else None})
+    index = index_notebook(course.entries, kind=kind, other_kind_dir=other_rel, language=course.language)
+    export(index, out / "index.html", kind,
+           dict(edition_links(course, "index.html"), binder_url=binder_url(None, binder_base()), prev=None, next=None,
+                title=text("index_title" if kind == "page" else "slides_title", course.language),
+                slides_url=f"{slides_rel}/index.html" if slides_rel else None))
     print(f"{'site' if kind == 'page' else 'slides'}: {out / 'index.html'} and {len(course.entries)} "
           f"{'pages' if kind == 'page' else 'decks'}")
     return report

@@ -7,6 +7,8 @@ from typing import Optional
 
 import nbformat
 
+from attnlib.widgets.static import text
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 TEMPLATES = ROOT / "scripts" / "site_templates"
@@ -24,12 +26,26 @@ def binder_base(readme: Path = README) -> str:
     return m.group(1) if m else DEFAULT_BINDER
 
 
-def binder_url(notebook_name: Optional[str], base: Optional[str] = None) -> str:
-    """Return the Binder URL that opens `notebook_name` (e.g. '01_introduction.ipynb') in JupyterLab."""
+def binder_url(notebook_name: Optional[str], base: Optional[str] = None, folder: str = "notebooks") -> str:
+    """Return the Binder URL that opens `notebook_name` (e.g. '01_introduction.ipynb') of `folder` in JupyterLab."""
     base = base or binder_base()
     if not notebook_name:
-        return f"{base}?urlpath=lab/tree/notebooks"
-    return f"{base}?urlpath=lab/tree/notebooks/{notebook_name}"
+        return f"{base}?urlpath=lab/tree/{folder}"
+    return f"{base}?urlpath=lab/tree/{folder}/{notebook_name}"
+
+
+def binder_folder(path: Path) -> str:
+    """The notebook's folder in the repository ('notebooks', or 'notebooks/zh'), for its Binder URL."""
+    try:
+        return Path(path).resolve().parent.relative_to(ROOT).as_posix()
+    except ValueError:  # a notebook outside the repository (tests): as if it were in notebooks/
+        return "notebooks"
+
+
+def edition_readme(language: str) -> Path:
+    """The README of an edition: README.<language>.md when it exists, else README.md."""
+    translated = ROOT / f"README.{language}.md"
+    return translated if language != "en" and translated.exists() else README
 
 
 def first_heading(text: str) -> Optional[str]:
@@ -52,7 +68,7 @@ def readme_rows(readme: Path = README) -> dict[str, tuple[str, str]]:
     for line in readme_text(readme).splitlines():
         m = re.match(r"\|\s*\d+\s*\|\s*\[[^\]]*\]\(notebooks/([^)]+\.ipynb)\)\s*\|([^|]*)\|([^|]*)\|", line)
         if m:
-            rows[m.group(1)] = (m.group(2).strip(), m.group(3).strip())
+            rows[Path(m.group(1)).name] = (m.group(2).strip(), m.group(3).strip())
     return rows
 
 
@@ -64,27 +80,26 @@ def readme_intro(text: str) -> str:
     return ""
 
 
-def index_notebook(entries: list[dict], *, kind: str, other_kind_dir: Optional[str]) -> nbformat.NotebookNode:
+def index_notebook(entries: list[dict], *, kind: str, other_kind_dir: Optional[str],
+                   language: str = "en") -> nbformat.NotebookNode:
     """A small notebook (markdown only) listing the course, rendered by the same template as the pages.
 
     Args:
         entries: one dict per notebook (number, title, stem, section, what, binder_url), in course order.
         kind: 'page' (the website) or 'slides' (the decks).
         other_kind_dir: the other edition's folder relative to this one, linked from each row (None: no link).
+        language: the language of the index's own strings (its README: edition_readme).
     Returns:
         A notebook with one markdown cell.
     """
-    readme = readme_text()
-    what = "slides for the classroom" if kind == "slides" else "the static edition"
+    readme = readme_text(edition_readme(language))
     lines = [f"# {first_heading(readme) or 'Attention course'}", "", readme_intro(readme), "",
-             f"This is {what} of the course: every figure shows its initial state and nothing here needs a "
-             "kernel or a network connection. The live panels (sliders for d_k, heads, masks, temperature) "
-             "move in JupyterLab (`make lab`) or on Binder.", "",
-             "| # | Notebook | Article section | What you do | |", "|---|---|---|---|---|"]
+             text("index_slides" if kind == "slides" else "index_site", language), "",
+             text("index_header", language), "|---|---|---|---|---|"]
     for e in entries:
         extra = [f"[Binder]({e['binder_url']})"]
         if other_kind_dir:
-            label = "page" if kind == "slides" else "slides"
+            label = text("page" if kind == "slides" else "slides", language)
             extra.insert(0, f"[{label}]({other_kind_dir}/{e['stem']}.html)")
         lines.append(f"| {e['number']} | [{e['title']}]({e['stem']}.html) | {e['section']} | {e['what']} | "
                      f"{' · '.join(extra)} |")
@@ -95,13 +110,16 @@ def index_notebook(entries: list[dict], *, kind: str, other_kind_dir: Optional[s
     return nb
 
 
-def course_entries(notebooks: dict[str, nbformat.NotebookNode], paths: list[Path]) -> list[dict]:
+def course_entries(notebooks: dict[str, nbformat.NotebookNode], paths: list[Path],
+                   language: str = "en") -> list[dict]:
     """One entry per notebook, in course order: name, stem, number, title, README row, Binder URL."""
-    base, rows = binder_base(), readme_rows()
+    base, rows = binder_base(), readme_rows(edition_readme(language))
+    if language != "en" and not rows:
+        rows = readme_rows()
     entries = []
     for path in paths:
         section, what = rows.get(path.name, ("", ""))
         entries.append({"name": path.name, "stem": path.stem, "number": path.stem.split("_")[0],
                         "title": notebook_title(notebooks[path.name], path.stem), "section": section,
-                        "what": what, "binder_url": binder_url(path.name, base)})
+                        "what": what, "binder_url": binder_url(path.name, base, binder_folder(path))})
     return entries

@@ -5,18 +5,20 @@ import html
 import re
 
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool, Unicode
 from traitlets import Dict as TDict
-from traitlets import Unicode
 
-from attnlib.widgets.static import BINDER_SLOT, NOTE_CLASS, SNAPSHOT_MIME
+from attnlib.widgets.static import BINDER_SLOT, NOTE_CLASS, SNAPSHOT_MIME, STATES_MIME, text
+
+from .panels import check_budget, live_panel_html
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
-def binder_link(binder: str) -> str:
+def binder_link(binder: str, language: str = "en") -> str:
     """The 'Open this notebook on Binder' link."""
-    return f'<a class="al-binder" href="{html.escape(binder)}">Open this notebook on Binder</a>'
+    return f'<a class="al-binder" href="{html.escape(binder)}">{html.escape(text("binder_link", language))}</a>'
 
 
 def plotly_html(fig: dict, div_id: str) -> str:
@@ -36,10 +38,14 @@ class StaticOutputsPreprocessor(Preprocessor):
     """Make every output renderable without a kernel: plotly JSON -> HTML, Binder links in static notes."""
 
     binder = Unicode("", help="Binder URL of this notebook").tag(config=True)
+    interactive = Bool(False, help="a main panel's states become HTML controls (pages; decks keep snapshots)")
+    language = Unicode("en", help="language of the builder's strings").tag(config=True)
+    where = Unicode("", help="the notebook, for messages")
     counts = TDict()
 
     def preprocess(self, nb, resources):
-        self.counts = {"figures": 0, "static_notes": 0, "widgets_without_snapshot": 0}
+        self.counts = {"figures": 0, "static_notes": 0, "widgets_without_snapshot": 0, "live_panels": 0,
+                       "state_bytes": 0, "states": 0, "live_controls": 0}
         nb, resources = super().preprocess(nb, resources)
         resources.setdefault("course_counts", {}).update(self.counts)
         return nb, resources
@@ -51,7 +57,9 @@ class StaticOutputsPreprocessor(Preprocessor):
             data = out.get("data")
             if not data:
                 continue
-            if SNAPSHOT_MIME in data:
+            if STATES_MIME in data and self.interactive:
+                self._live(data, f"fig-{index}-{j}")
+            elif SNAPSHOT_MIME in data:
                 self._snapshot(data, f"fig-{index}-{j}")
                 cell.metadata["al_snapshot"] = True  # decks fold this cell's code: the slide shows the panel
             elif PLOTLY_MIME in data:
@@ -64,9 +72,25 @@ class StaticOutputsPreprocessor(Preprocessor):
                 self.counts["static_notes"] += 1
         return cell, resources
 
+    def _live(self, data: dict, div_id: str) -> None:
+        """A main panel's states -> HTML controls over its figures (panels.live_panel_html)."""
+        states = dict(data.pop(STATES_MIME), language=self.language)  # the builder's strings: the edition's
+        size = check_budget(self.where, states)
+        data.pop(SNAPSHOT_MIME, None)
+        data.pop(WIDGET_MIME, None)
+        drawn = "".join(plotly_html(f, f"{div_id}-{k}") for k, f in enumerate(states["base"]))
+        data["text/html"] = live_panel_html(states, drawn, f"panel-{div_id}", binder_link(self.binder, self.language))
+        live = [c for c in states["controls"] if c["kind"] != "fixed" and len(c["values"]) > 1]
+        self.counts["live_panels"] += 1
+        self.counts["state_bytes"] += size
+        self.counts["states"] += len(states["states"])
+        self.counts["live_controls"] += len(live)
+        self.counts["figures"] += len(states["base"])
+
     def _snapshot(self, data: dict, div_id: str) -> None:
         """A live panel's snapshot (its figures at the panel's state) -> its note and the figures as HTML."""
         figures = data.pop(SNAPSHOT_MIME).get("figures", [])
+        data.pop(STATES_MIME, None)
         note = self._with_binder(data.get("text/html", ""))
         drawn = "".join(plotly_html(f, f"{div_id}-{k}") for k, f in enumerate(figures))
         data["text/html"] = f'<div class="al-static-panel">{note}<div class="al-static-figures">{drawn}</div></div>'
@@ -78,11 +102,11 @@ class StaticOutputsPreprocessor(Preprocessor):
         """A widget view without a snapshot cannot render without a kernel: a note with a Binder link instead."""
         data.pop(WIDGET_MIME)
         label = data.get("text/plain", "An interactive panel").strip().splitlines()[0]
-        text = html.escape(f"{label}: this interactive panel runs in JupyterLab or on Binder.")
-        data["text/html"] = f'<div class="{NOTE_CLASS}">{text} {binder_link(self.binder)}</div>'
+        note = html.escape(text("widget_note", self.language, label=label))
+        data["text/html"] = f'<div class="{NOTE_CLASS}">{note} {binder_link(self.binder, self.language)}</div>'
         self.counts["widgets_without_snapshot"] += 1
 
     def _with_binder(self, note: str) -> str:
         """Put the Binder link of this notebook into a static-panel note (at its BINDER_SLOT, else at the end)."""
-        link = binder_link(self.binder)
+        link = binder_link(self.binder, self.language)
         return note.replace(BINDER_SLOT, link) if BINDER_SLOT in note else note + link

@@ -1,0 +1,91 @@
+/* A main panel on a static page: its HTML controls redraw its figures with Plotly.react from the states the
+   site builder computed with the panel's own code (scripts/sitebuild/panels.py embeds them as JSON next to
+   the panel). No kernel, no network. window.alStaticPanels[id] exposes the panel to tests and benchmarks. */
+(function () {
+  "use strict";
+  var CONFIG = {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["sendChartToCloud"]};
+
+  function copy(obj) { return obj === undefined ? undefined : JSON.parse(JSON.stringify(obj)); }
+
+  function Panel(root) {
+    this.root = root;
+    this.spec = JSON.parse(root.querySelector("script.al-states").textContent);
+    this.divs = Array.prototype.map.call(root.querySelectorAll(".al-static-figures .plotly-graph-div"),
+                                         function (d) { return d; });
+    this.inputs = this.spec.controls.map(function (c) {
+      return root.querySelector('[data-al-control="' + c.name + '"]');
+    });
+    this.status = root.querySelector(".al-static-status");
+    this.redraws = 0;
+    this.lastMs = null;
+    var self = this;
+    this.inputs.forEach(function (input, k) {
+      if (!input || input.disabled) { return; }
+      input.addEventListener(input.type === "range" ? "input" : "change", function () { self.redraw(); });
+      if (input.type === "range") { self.label(k); }
+    });
+  }
+
+  Panel.prototype.index = function (k) {
+    var input = this.inputs[k];
+    if (!input) { return this.spec.controls[k].index; }
+    if (input.type === "checkbox") { return this.spec.controls[k].values.indexOf(input.checked); }
+    return parseInt(input.value, 10);
+  };
+
+  Panel.prototype.key = function () {
+    var out = [];
+    for (var k = 0; k < this.spec.controls.length; k++) { out.push(this.index(k)); }
+    return out.join(",");
+  };
+
+  Panel.prototype.label = function (k) {
+    var input = this.inputs[k], shown = this.root.querySelector('output[data-al-for="' + this.spec.controls[k].name + '"]');
+    if (shown) { shown.textContent = this.spec.controls[k].labels[this.index(k)]; }
+    return input;
+  };
+
+  Panel.prototype.figuresAt = function (key) {
+    /* [{data, layout}] of the state `key`, or null (not computed) or {error}. */
+    var state = this.spec.states[key], pool = this.spec.pool, base = this.spec.base;
+    if (!state || state.error) { return state || null; }
+    return state.map(function (fig, i) {
+      var layout = copy(base[i].layout), patch = pool[fig[1]];
+      Object.keys(patch).forEach(function (name) {
+        if (patch[name] === null) { delete layout[name]; } else { layout[name] = copy(patch[name]); }
+      });
+      return {data: fig[0].map(function (t) { return copy(pool[t]); }), layout: layout};
+    });
+  };
+
+  Panel.prototype.redraw = function () {
+    var t0 = performance.now(), key = this.key(), figures = this.figuresAt(key), self = this;
+    for (var k = 0; k < this.inputs.length; k++) { if (this.inputs[k] && this.inputs[k].type === "range") { this.label(k); } }
+    if (!figures || figures.error) {
+      this.status.textContent = figures ? this.spec.text.failed.replace("{error}", figures.error) : this.spec.text.no_state;
+      this.root.dataset.alKey = key;
+      this.pending = Promise.resolve(null);
+      return this.pending;
+    }
+    this.status.textContent = "";
+    var drawn = figures.map(function (f, i) { return window.Plotly.react(self.divs[i], f.data, f.layout, CONFIG); });
+    this.pending = Promise.all(drawn).then(function () {
+      self.redraws += 1;
+      self.lastMs = performance.now() - t0;
+      self.root.dataset.alKey = key;
+      self.root.dataset.alRedraws = String(self.redraws);
+      return self.lastMs;
+    });
+    return this.pending;
+  };
+
+  function start() {
+    window.alStaticPanels = window.alStaticPanels || {};
+    document.querySelectorAll(".al-static-panel[data-al-live]").forEach(function (root) {
+      var panel = new Panel(root);
+      window.alStaticPanels[root.id] = panel;
+      root.dataset.alReady = "1";
+    });
+  }
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
+}());

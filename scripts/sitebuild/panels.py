@@ -1,0 +1,104 @@
+"""A main panel on a page: HTML controls over the states computed at build time (attnlib.widgets.static).
+
+The kernel that executed the notebook (ATTNLIB_STATIC=1) left the panel's states in its output (STATES_MIME):
+every state of a grid of control values, computed by the panel's own `figures_at`. Here they become an element
+of class al-static-panel: a caption (what is live here, what needs JupyterLab or Binder), one input/select per
+control (a control outside the grid is shown disabled), the figures at the panel's settings, the states as JSON,
+and a call to assets/static_panel.js, which redraws the figures with Plotly.react.
+"""
+from __future__ import annotations
+
+import html
+import json
+
+from attnlib.widgets.static import STATE_BUDGET, text
+
+
+class PanelOverBudget(SystemExit):
+    """A panel's states exceed STATE_BUDGET: the build stops, naming the control to thin."""
+
+
+def over_budget_message(where: str, info: dict) -> str:
+    """What to do when a panel's states do not fit the page budget."""
+    return (f"build_site: {where}: the main panel's states exceed {info['budget']:,} bytes per page "
+            f"({info['states']} states). Thin the control '{info['control']}' (it has {info['values']} values in "
+            f"the grid): give the panel static_grid={{'{info['control']}': [fewer values], ...}}.")
+
+
+def check_budget(where: str, states: dict, budget: int = STATE_BUDGET) -> int:
+    """The bytes of embedded state; raises PanelOverBudget (naming the control to thin) when over `budget`."""
+    if "over_budget" in states:
+        raise PanelOverBudget(over_budget_message(where, states["over_budget"]))
+    size = len(embedded_json(states).encode())
+    if size > budget:
+        counts = {c["name"]: len(c["values"]) for c in states["controls"]}
+        name = max(reversed(list(counts)), key=counts.get)
+        raise PanelOverBudget(over_budget_message(where, {"budget": budget, "states": len(states["states"]),
+                                                          "control": name, "values": counts[name]}))
+    return size
+
+
+def embedded_json(states: dict) -> str:
+    """The JSON the page embeds: controls, base figures, pool, states and the panel's strings."""
+    language = states.get("language", "en")
+    keep = {k: states[k] for k in ("controls", "base", "pool", "states")}
+    keep["text"] = {k: text(k, language) for k in ("no_state", "failed")}
+    return json.dumps(keep, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+
+
+def is_live(control: dict) -> bool:
+    """True when a control moves on the page (more than one value in the grid)."""
+    return control["kind"] != "fixed" and len(control["values"]) > 1
+
+
+def control_html(c: dict, language: str) -> str:
+    """One control: a range input over the grid's values, a select, or a checkbox (disabled when not live)."""
+    name, label = html.escape(c["name"]), html.escape(c["label"])
+    off = "" if is_live(c) else f' disabled title="{html.escape(text("disabled_title", language))}"'
+    cls = "al-control" if is_live(c) else "al-control al-disabled"
+    if c["kind"] == "checkbox":
+        checked = " checked" if c["values"][c["index"]] else ""
+        return (f'<label class="{cls}"><input type="checkbox" data-al-control="{name}"{checked}{off}> '
+                f'{label}</label>')
+    if c["kind"] == "select":
+        opts = "".join(f'<option value="{i}"{" selected" if i == c["index"] else ""}>{html.escape(lab)}</option>'
+                       for i, lab in enumerate(c["labels"]))
+        return f'<label class="{cls}">{label} <select data-al-control="{name}"{off}>{opts}</select></label>'
+    top = max(len(c["values"]) - 1, 0)
+    return (f'<label class="{cls}">{label} <input type="range" min="0" max="{top}" step="1" value="{c["index"]}" '
+            f'data-al-control="{name}" aria-valuetext="{html.escape(c["labels"][c["index"]])}"{off}> '
+            f'<output data-al-for="{name}">{html.escape(c["labels"][c["index"]])}</output></label>')
+
+
+def caption_html(states: dict, binder_link: str, language: str) -> str:
+    """Which controls are live on this page (and how many of their values), which need JupyterLab or Binder."""
+    live, fixed = [], []
+    for c in states["controls"]:
+        if is_live(c):
+            steps = "" if len(c["values"]) >= c.get("total", 0) else f" ({text('steps', language, n=len(c['values']))})"
+            live.append(c["label"] + steps)
+        else:
+            fixed.append(c["label"])
+    sep = "、" if language == "zh" else ", "
+    parts = [text("live_here", language, names=sep.join(live))] if live else []
+    if fixed:
+        parts.append(text("needs_lab", language, names=sep.join(fixed)))
+    else:
+        parts.append(text("all_live", language) + " " + text("live_in_lab", language).strip())
+    return f'<div class="al-static-caption">{html.escape(" ".join(parts))} {binder_link}</div>'
+
+
+def live_panel_html(states: dict, figures_html: str, panel_id: str, binder_link: str) -> str:
+    """The interactive panel: title, caption, controls, status line, figures, embedded states, its start-up."""
+    language = states.get("language", "en")
+    title = f'<div class="al-static-title"><b>{html.escape(states.get("title") or "")}</b>'
+    if states.get("caption"):
+        title += f' <span>{html.escape(states["caption"])}</span>'
+    title += "</div>"
+    controls = "".join(control_html(c, language) for c in states["controls"])
+    return (f'<div class="al-static-panel al-main-panel" id="{panel_id}" data-al-live="1">{title}'
+            f'{caption_html(states, binder_link, language)}'
+            f'<div class="al-static-controls">{controls}</div>'
+            f'<div class="al-static-status" role="status" aria-live="polite"></div>'
+            f'<div class="al-static-figures">{figures_html}</div>'
+            f'<script type="application/json" class="al-states">{embedded_json(states)}</script></div>')

@@ -1,0 +1,114 @@
+"""Every page of the static site in headless Chromium, offline: each live control of the main panel moves its figures.
+
+For every notebook page (both editions): every request that is not file:// is aborted and recorded (none may
+happen); for each live control of the main panel, a move (the keyboard for a slider, select_option, a click)
+redraws the figures with exactly the traces that the build computed for that state with the panel's own
+`figures_at` (read back from the page's embedded JSON in Python, decoded independently of the page's script);
+the panel's screenshot differs before and after; no page error. Screenshots: build/site-browser/.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attnlib.bench.site import open_offline
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.browser
+
+
+def page_names() -> list[str]:
+    """The pages the site build writes: one per course notebook, and per Chinese twin in notebooks/zh/."""
+    names = [p.stem + ".html" for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+    zh = ROOT / "notebooks" / "zh"
+    names += [f"zh/{p.stem}.html" for p in sorted(zh.glob("[0-9][0-9]_*.ipynb"))] if zh.is_dir() else []
+    return names
+
+
+def embedded(tab) -> dict:
+    """The main panel's id and its embedded states, parsed in Python."""
+    root = tab.locator(".al-static-panel[data-al-live]")
+    assert root.count() == 1, "every notebook page has exactly one live main panel"
+    text = root.locator("script.al-states").text_content()
+    return {"id": root.get_attribute("id"), "spec": json.loads(text)}
+
+
+def expected_traces(spec: dict, key: str) -> list[list[dict]]:
+    """The traces of every figure in state `key`, from the pool (Python's reading of the build's states)."""
+    state = spec["states"][key]
+    assert not isinstance(state, dict), f"state {key} failed at build time: {state}"
+    return [[spec["pool"][t] for t in fig[0]] for fig in state]
+
+
+def drawn_traces(tab, panel_id: str) -> list[list[dict]]:
+    """The traces plotly.js holds for each figure of the panel (gd.data), as JSON."""
+    return tab.evaluate("""(id) => [...document.getElementById(id).querySelectorAll('.al-static-figures '
+        + '.plotly-graph-div')].map(gd => JSON.parse(JSON.stringify(gd.data)))""", panel_id)
+
+
+def assert_same_data(drawn: list[list[dict]], expected: list[list[dict]], where: str) -> None:
+    """Every property the build computed is in the drawn traces, equal (same numbers, same labels)."""
+    assert len(drawn) == len(expected), where
+    for f, (d_fig, e_fig) in enumerate(zip(drawn, expected)):
+        assert len(d_fig) == len(e_fig), f"{where}: figure {f} has {len(d_fig)} traces, expected {len(e_fig)}"
+        for t, (d, e) in enumerate(zip(d_fig, e_fig)):
+            for prop, value in e.items():
+                assert d.get(prop) == value, f"{where}: figure {f} trace {t} '{prop}' differs from the build's state"
+
+
+def move(tab, panel_id: str, control: dict) -> int:
+    """Move one control the way a learner does; return the value index it now has."""
+    sel = f'#{panel_id} [data-al-control="{control["name"]}"]'
+    count, index = len(control["values"]), control["now"]
+    if control["kind"] == "checkbox":
+        tab.click(sel)
+        return 1 - index
+    if control["kind"] == "select":
+        to = (index + 1) % count
+        tab.select_option(sel, str(to))
+        return to
+    tab.focus(sel)
+    key = "ArrowRight" if index < count - 1 else "ArrowLeft"
+    tab.keyboard.press(key)
+    return index + 1 if key == "ArrowRight" else index - 1
+
+
+@pytest.mark.parametrize("name", page_names())
+def test_main_panel_moves_offline(name, site, shots, browser, browser_context_args):
+    page_file = site / name
+    assert page_file.exists(), f"the build wrote no {name}"
+    context = browser.new_context(**browser_context_args)
+    tab, blocked, errors = open_offline(context, page_file)
+    try:
+        info = embedded(tab)
+        panel_id, spec = info["id"], info["spec"]
+        controls = [dict(c, now=c["index"]) for c in spec["controls"]]
+        key = ",".join(str(c["now"]) for c in controls)
+        assert_same_data(drawn_traces(tab, panel_id), expected_traces(spec, key), f"{name} at its first state")
+        live = [c for c in controls if c["kind"] != "fixed" and len(c["values"]) > 1]
+        assert live, f"{name}: no control of the main panel moves on the page"
+        for c in controls:
+            disabled = tab.locator(f'#{panel_id} [data-al-control="{c["name"]}"]').is_disabled()
+            assert disabled == (c not in live), f"{name}: control {c['name']} disabled={disabled}"
+        panel = tab.locator(f"#{panel_id} .al-static-figures")
+        stem = name.replace("zh/", "").split("_")[0] + ("_zh" if name.startswith("zh/") else "")
+        for c in live:
+            panel.scroll_into_view_if_needed()
+            before = panel.screenshot(path=str(shots / f"{stem}_{c['name']}_before.png"))
+            c["now"] = move(tab, panel_id, c)
+            key = ",".join(str(x["now"]) for x in controls)
+            tab.wait_for_function("([id, key]) => document.getElementById(id).dataset.alKey === key",
+                                  arg=[panel_id, key], timeout=10_000)
+            tab.evaluate("(id) => window.alStaticPanels[id].pending", panel_id)
+            tab.wait_for_timeout(50)
+            assert tab.locator(f"#{panel_id} .al-static-status").text_content() == "", f"{name}: {c['name']}"
+            assert_same_data(drawn_traces(tab, panel_id), expected_traces(spec, key), f"{name}: {c['name']} moved")
+            after = panel.screenshot(path=str(shots / f"{stem}_{c['name']}_after.png"))
+            assert after != before, f"{name}: moving {c['name']} changed nothing on screen"
+        assert blocked == [], f"{name} requested {blocked}"
+        assert errors == [], f"{name}: page errors {errors}"
+    finally:
+        context.close()
