@@ -19,6 +19,7 @@ from .style import HEATMAP_COLORSCALE, MASK_COLOR, figure_meta, layout_base, tic
 
 GRID_WIDTH = 480  # default pixel width of a head-grid figure
 _LEFT, _RIGHT, _TOP, _BOTTOM = 70, 80, 60, 100  # margins in px (right leaves room for the colour bar)
+TICK_FONT, MIN_TICK_FONT = 10, 8  # px of the token labels; small grids shrink them (down to 8 px) to label every one
 
 
 def hover(h: int) -> str:
@@ -130,17 +131,26 @@ def _set_geometry(fig: go.Figure, slots: list, geo: dict, shape: tuple[int, int,
     fig.layout.height = geo["height"]
 
 
+def _token_ticks(tokens: list[str], px: float) -> tuple[list[int], list[str], int]:
+    """Tick positions, labels and font size of one axis `px` pixels long: every token at TICK_FONT px when each has
+    room for it; in small grids every token in a smaller font (down to MIN_TICK_FONT px); else every k-th token."""
+    pitch = px / max(len(tokens), 1)  # px per token
+    if pitch >= MIN_TICK_FONT + 1:
+        return list(range(len(tokens))), list(tokens), int(min(TICK_FONT, max(MIN_TICK_FONT, pitch * 0.87)))
+    return (*ticks(tokens, px), TICK_FONT)
+
+
 def _set_tokens(fig: go.Figure, slots: list, geo: dict, qt: list[str], kt: list[str], heads: int) -> None:
     """Token tick labels, cell positions and the hover's (query, key) labels of the shown heads."""
     xs, ys = np.arange(len(kt)), np.arange(len(qt))
     custom = np.empty((len(qt), len(kt), 2), dtype=object)  # [N_q, N_k, (query token, key token)]
     custom[..., 0] = np.asarray(qt, dtype=object)[:, None]
     custom[..., 1] = np.asarray(kt, dtype=object)[None, :]
-    xvals, xtext = ticks(kt, geo["cell_w"])
-    yvals, ytext = ticks(qt, geo["cell_h"])
+    xvals, xtext, xfont = _token_ticks(kt, geo["cell_w"])
+    yvals, ytext, yfont = _token_ticks(qt, geo["cell_h"])
     for h, (weights, masked) in enumerate(slots[:heads]):
-        _axis(fig, "x", h).update(tickvals=xvals, ticktext=xtext)
-        _axis(fig, "y", h).update(tickvals=yvals, ticktext=ytext)
+        _axis(fig, "x", h).update(tickvals=xvals, ticktext=xtext, tickfont_size=xfont)
+        _axis(fig, "y", h).update(tickvals=yvals, ticktext=ytext, tickfont_size=yfont)
         weights.update(x=xs, y=ys, customdata=custom)
         masked.update(x=xs, y=ys)
 
@@ -305,6 +315,7 @@ def grid_view(layout: dict, traces: list[dict], weights: np.ndarray, q_tokens: l
     width, slots = layout.get("width") or GRID_WIDTH, meta["slots"]
     geo = _grid_geometry(heads, n_q, n_k, width)
     notes, bar = layout.get("annotations", []), layout.get("coloraxis", {})
+    x_ticks, y_ticks = _token_ticks(k_tokens, geo["cell_w"]), _token_ticks(q_tokens, geo["cell_h"])
     extra = [dict(text=a.get("text", ""), x=a.get("x", 0), y=a.get("y", 0), xanchor=a.get("xanchor", "auto"),
                   yshift=a.get("yshift", 0), size=_get(a, "font", "size", default=12))
              for a in notes[slots + 1:] if a.get("visible", True)]
@@ -313,7 +324,7 @@ def grid_view(layout: dict, traces: list[dict], weights: np.ndarray, q_tokens: l
         rows=geo["rows"], domains=geo["domains"], title=_get(layout, "title", "text", default=""),
         labels=[] if meta.get("single") else [_get(notes, h, "text", default="") for h in range(heads)],
         x_title=_axis_title(layout, "x", slots), y_title=_axis_title(layout, "y", slots),
-        x_ticks=ticks(k_tokens, geo["cell_w"])[0], y_ticks=ticks(q_tokens, geo["cell_h"])[0],
+        x_ticks=x_ticks[0], y_ticks=y_ticks[0], x_font=x_ticks[2], y_font=y_ticks[2],
         crosses=min(geo["cell_w"] / n_k, geo["cell_h"] / n_q) >= 14, q_tokens=q_tokens, k_tokens=k_tokens,
         colorscale=[[float(p), c] for p, c in bar["colorscale"]],
         bar_title=_get(bar, "colorbar", "title", "text", default=""),

@@ -143,13 +143,13 @@ class Grid {  // one head-grid figure: title, labels and colour bar on `base`, t
       if (row === f.rows - 1 || h + f.cols >= heads) {
         for (const j of f.x_ticks) {
           const w = text(ctx, f.k_tokens[j], box.x + (j + 0.5) * box.w / f.k_tokens.length, box.y + box.h + 4,
-            { size: 10, align: "right", angle: -Math.PI / 3 });
+            { size: f.x_font, align: "right", angle: -Math.PI / 3 });
           xExtent = Math.max(xExtent, w * Math.sin(Math.PI / 3));
         }
       }
       if (col === 0) {
         for (const i of f.y_ticks) {
-          const w = text(ctx, f.q_tokens[i], box.x - 4, box.y + (i + 0.5) * box.h / f.q_tokens.length, { size: 10, align: "right" });
+          const w = text(ctx, f.q_tokens[i], box.x - 4, box.y + (i + 0.5) * box.h / f.q_tokens.length, { size: f.y_font, align: "right" });
           yExtent = Math.max(yExtent, w);
         }
       }
