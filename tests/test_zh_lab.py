@@ -190,7 +190,13 @@ with sync_playwright() as p:
     cells = page.locator(".jp-MarkdownCell .jp-RenderedMarkdown")
     page.wait_for_function(f"document.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown').length >= {count}",
                            timeout=120_000)
-    html = [cells.nth(i).inner_html() for i in range(count)]
+    html = None
+    for _ in range(60):  # rendering (and typesetting the math) goes on after the cells appear: wait until still
+        now = [cells.nth(i).inner_html() for i in range(count)]
+        if now == html and all(h.strip() for h in now):
+            break
+        html = now
+        page.wait_for_timeout(1000)
     page.screenshot(path=shot)
     browser.close()
 print(json.dumps(html))
