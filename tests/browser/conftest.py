@@ -3,7 +3,8 @@ JupyterLab server for the session (attnlib/bench/browser/lab.py: copies of the n
 runtime folders, windowing off, stopped by pid), and each notebook run once for the tests that look at it.
 
 Without /usr/bin/chromium (or playwright) the tests skip, except when CI is set: then they fail.
-Screenshots of every notebook land in build/browser/ (NN.png, and the main panel alone as NN_panel.png).
+Screenshots of every notebook land in build/browser/ (NN.png, and the main panel alone as NN_panel.png; zh-NN
+for the Chinese edition).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlib.bench.browser.lab import CHROMIUM, CHROMIUM_ARGS, ROOT, course_notebooks, start_lab
+from attnlib.bench.browser.lab import CHROMIUM, CHROMIUM_ARGS, ROOT, copy_name, course_notebooks, start_lab
 from attnlib.bench.browser.notebook import NotebookPage
 
 SHOTS = ROOT / "build" / "browser"
@@ -39,17 +40,18 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def notebook_paths() -> list[Path]:
-    """The course notebooks present now: notebooks/NN_*.ipynb (or the glob in AL_BROWSER_NOTEBOOKS)."""
+    """The course notebooks present now: notebooks/NN_*.ipynb, then the Chinese edition's notebooks/zh/NN_*.ipynb
+    (or the glob in AL_BROWSER_NOTEBOOKS)."""
     pattern = os.environ.get("AL_BROWSER_NOTEBOOKS")  # a development aid: point at scratch notebooks
     if pattern:
         return sorted(Path(p).resolve() for p in glob.glob(pattern))
-    return course_notebooks()
+    return course_notebooks(editions=True)
 
 
 def pytest_generate_tests(metafunc):
     """Parametrize `notebook` over the notebooks, per module: each notebook runs once for all its tests."""
     if "notebook" in metafunc.fixturenames:
-        metafunc.parametrize("notebook", notebook_paths(), ids=lambda p: p.stem, scope="module")
+        metafunc.parametrize("notebook", notebook_paths(), ids=lambda p: Path(copy_name(p)).stem, scope="module")
 
 
 def skip_or_fail(reason: str) -> None:
@@ -112,15 +114,16 @@ def ran(notebook, lab, browser, browser_context_args, shots):
     Yields the NotebookPage (its Run All result is `.run`); screenshots are taken when its tests are done.
     """
     context = browser.new_context(**browser_context_args)
-    nb = NotebookPage(context.new_page(), lab, notebook.name)
+    name = copy_name(notebook)  # notebooks/zh/01_x.ipynb runs as zh-01_x.ipynb
+    nb = NotebookPage(context.new_page(), lab, name)
     try:
-        nb.open(workspace=f"browser-test-{notebook.stem}")
+        nb.open(workspace=f"browser-test-{Path(name).stem}")
         nb.run_all()
         yield nb
         try:
-            nb.screenshots(shots, notebook.name[:2])
+            nb.screenshots(shots, name.split("_")[0])  # NN or zh-NN
         except Exception as exc:  # noqa: BLE001  (a screenshot must not fail the tests)
-            warnings.warn(f"screenshot of {notebook.name} failed: {exc}", stacklevel=1)
+            warnings.warn(f"screenshot of {name} failed: {exc}", stacklevel=1)
     finally:
         context.close()
-        lab.shutdown_kernels_of(notebook.name)
+        lab.shutdown_kernels_of(name)

@@ -1,8 +1,10 @@
 """Every notebook, used the way a learner uses it: JupyterLab in headless Chromium (see conftest.py).
 
-Behaviour only; the key-press latency is measured by `python -m attnlib.bench browser`. Per notebook (a copy):
-Run All shows no error and no stderr output and raises no page or console error; every plotly figure draws;
-moving the main panel's slider (`.al-main-slider`) with the keyboard re-renders its heatmap. In notebook 07
+Behaviour only; the key-press latency is measured by `python -m attnlib.bench browser`. Per notebook (a copy; the
+English ones, then the Chinese edition's in notebooks/zh/): Run All shows no error and no stderr output and raises
+no page or console error; every figure draws (plotly figures, and the head grids the live panels draw on
+canvases); moving the main panel's slider (`.al-main-slider`, whose handle has an accessible name) with the
+keyboard re-renders its heatmap. In notebook 07
 every in-notebook link `](#x)` scrolls its anchor into view (JupyterLab 4.6 does not scroll to non-ASCII
 heading anchors; explicit ASCII `<a id>` ones work).
 """
@@ -33,7 +35,7 @@ def test_run_all_shows_no_error(ran):
 def test_every_figure_draws(ran):
     ran_cleanly(ran)
     undrawn = ran.undrawn_figures()
-    assert undrawn == [], f"{len(undrawn)} plotly figure(s) with no trace or no drawn area, in cells: {undrawn}"
+    assert undrawn == [], f"{len(undrawn)} figure(s) not drawn (no trace, no image or no area), in cells: {undrawn}"
 
 
 @pytest.mark.browser
@@ -41,6 +43,7 @@ def test_main_slider_rerenders_heatmap(ran):
     ran_cleanly(ran)
     panel = ran.main_panel()
     assert panel["panels"] == 1, f"expected exactly one .al-main-panel, found {panel['panels']}"
+    assert panel["label"], "the main slider's handle has no accessible name (aria-label)"
     presses = [ran.press_main_slider() for _ in range(PRESSES)]
     unchanged = [p for p in presses if not p["changed"]]
     assert not unchanged, f"{len(unchanged)} of {PRESSES} key presses left the heatmap's data unchanged: {unchanged}"

@@ -39,9 +39,17 @@ SETTINGS = {
 }
 
 
-def course_notebooks() -> list[Path]:
-    """The course notebooks notebooks/NN_*.ipynb of this checkout, in order."""
-    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+def course_notebooks(editions: bool = False) -> list[Path]:
+    """The course notebooks notebooks/NN_*.ipynb of this checkout, in order; with `editions`, then those of the
+    other languages, notebooks/<language>/NN_*.ipynb (the Chinese edition, notebooks/zh/, when it exists)."""
+    english = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    return english + (sorted((ROOT / "notebooks").glob("*/[0-9][0-9]_*.ipynb")) if editions else [])
+
+
+def copy_name(src: Path) -> str:
+    """The name of a notebook's copy on the server: its own name, "zh-" before it for notebooks/zh/NN_*.ipynb
+    (the copies share one folder)."""
+    return src.name if src.parent.name == "notebooks" else f"{src.parent.name}-{src.name}"
 
 
 def launch_chromium(playwright):
@@ -54,7 +62,7 @@ def copy_notebook(src: Path, dst_dir: Path) -> Path:
     nb = nbformat.read(src, as_version=4)
     nb.metadata.pop("widgets", None)
     nb.cells.append(nbformat.v4.new_code_cell(f"print({SENTINEL!r})"))
-    dst = dst_dir / src.name
+    dst = dst_dir / copy_name(src)
     nbformat.write(nb, dst)
     return dst
 
