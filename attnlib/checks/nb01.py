@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import torch
 
 from .. import data
-from ..i18n import t
+from ..i18n import get_language, t
 from .feedback import call, compare, say
+
+# Each edition's sentence (al.data.animal_street_sentence): a known last word, a new word, "it", "animal", "street"
+SENTENCE_WORDS = {"en": ("wide", "your word", "it", "animal", "street"), "zh": ("宽了", "你的词", "它", "动物", "马路")}
 
 
 def check_weighted_sum(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
@@ -48,10 +51,11 @@ def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
         fn: takes X [N, d], W_q [d, d_k], W_k [d, d_k] and a number, returns weights [N, N].
 
     Returns:
-        True when it matches the reference on the animal/street sentence and a random input, else False.
+        True when it matches the reference on the animal/street sentence (of the current language) and a random
+        input, else False.
     """
     proj = data.animal_street_projections()["step2"]
-    _, x_sent = data.animal_street_sentence("wide")
+    _, x_sent = data.animal_street_sentence(SENTENCE_WORDS[get_language()][0], language=get_language())
     gen = torch.Generator().manual_seed(2)
     cases = [
         (t("the 'wide' sentence"), x_sent.double(), proj["W_q"].double(), proj["W_k"].double(), 3.0),
@@ -81,16 +85,26 @@ def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
     return say(True, t("weights = softmax(sharpness · Q Kᵀ) row by row, computed from the input itself."))
 
 
-def animal_street_it_row(features: dict[str, float], sharpness: float) -> torch.Tensor:
-    """Reference: the two hand-built steps of notebook 01; returns the weights [11] of the row of "it"."""
-    tokens, x = data.animal_street_sentence("your word", features=features)  # x: [11, d]
+def animal_street_it_row(features: dict[str, float], sharpness: float, language: Optional[str] = None) -> torch.Tensor:
+    """Reference: the two hand-built steps of notebook 01; returns the weights [N] of the row of "it" (Chinese: 它).
+
+    Args:
+        features: the new last word's features. sharpness: step 2's. language: the sentence's ("en" or "zh");
+            None: the current language (al.get_language()).
+
+    Returns:
+        the row of "it" after step 2, [N] (11 tokens in English, 10 in Chinese).
+    """
+    language = language or get_language()
+    _, new_word, pronoun, *_ = SENTENCE_WORDS[language]
+    tokens, x = data.animal_street_sentence(new_word, features=features, language=language)  # x: [N, d]
     proj = data.animal_street_projections()
     s1 = proj["step1"]
-    w1 = torch.softmax(data.STEP1_SHARPNESS * (x @ s1["W_q"]) @ (x @ s1["W_k"]).T, dim=-1)  # [11, 11]
-    h = x + w1 @ (x @ s1["W_v"])  # [11, d]: each token plus what it read
+    w1 = torch.softmax(data.STEP1_SHARPNESS * (x @ s1["W_q"]) @ (x @ s1["W_k"]).T, dim=-1)  # [N, N]
+    h = x + w1 @ (x @ s1["W_v"])  # [N, d]: each token plus what it read
     s2 = proj["step2"]
-    w2 = torch.softmax(sharpness * (h @ s2["W_q"]) @ (h @ s2["W_k"]).T, dim=-1)  # [11, 11]
-    return w2[tokens.index("it")]  # [11]
+    w2 = torch.softmax(sharpness * (h @ s2["W_q"]) @ (h @ s2["W_k"]).T, dim=-1)  # [N, N]
+    return w2[tokens.index(pronoun)]  # [N]
 
 
 def check_undecided_word(features: Any, sharpness: float = 3.0) -> bool:
@@ -101,16 +115,19 @@ def check_undecided_word(features: Any, sharpness: float = 3.0) -> bool:
         sharpness: the sharpness of step 2 (the notebook's default, 3.0).
 
     Returns:
-        True when "it" gives animal and street weights within 0.05 of each other and ≥ 0.9 together.
+        True when "it" gives animal and street weights within 0.05 of each other and ≥ 0.9 together (in the
+        sentence of the current language: 它, 动物 and 马路 in Chinese).
     """
     if features is None or (isinstance(features, dict) and not features):
         return say(False, t("no features yet: fill the dict with {{feature name: value}}, e.g. {example}",
                             example="{'adjective': 1.0}"))
+    known, *_, animal_word, street_word = SENTENCE_WORDS[get_language()]
+    tokens, _ = data.animal_street_sentence(known, language=get_language())
     try:
-        row = animal_street_it_row(features, float(sharpness))  # [11]
+        row = animal_street_it_row(features, float(sharpness))  # [N]
     except (ValueError, TypeError) as exc:
         return say(False, str(exc))
-    animal, street = float(row[1]), float(row[5])
+    animal, street = float(row[tokens.index(animal_word)]), float(row[tokens.index(street_word)])
     if not (math.isfinite(animal) and math.isfinite(street)):
         return say(False, t("the weights came out NaN: are your feature values finite numbers?"))
     msg = t("'it' gives animal {animal:.3f} and street {street:.3f}", animal=animal, street=street)
