@@ -35,6 +35,8 @@ ANIMAL_STREET_LEXICON_ZH: dict[str, dict[str, float]] = {
 }
 ANIMAL_STREET_PREFIX_ZH: list[str] = ["这只", "动物", "没有", "过", "马路", "，", "因为", "它", "太"]
 ANIMAL_STREET_LANGUAGES = ("en", "zh")
+# The pronoun and the two nouns it may refer to, per language: tokens.index(...) finds them in either sentence.
+ANIMAL_STREET_ROLES: dict[str, tuple[str, str, str]] = {"en": ("it", "animal", "street"), "zh": ("它", "动物", "马路")}
 STEP1_SHARPNESS = 5.0  # fixed sharpness of step 1 ("it" reads the last word), see animal_street_projections
 
 

@@ -100,6 +100,14 @@ def test_chinese_sentence_tokens_and_features():
         assert data.ANIMAL_STREET_LEXICON_ZH[zh] == data.ANIMAL_STREET_LEXICON[en]  # the same hand-built features
 
 
+def test_roles_name_the_pronoun_and_both_nouns_in_each_language():
+    for language, word in (("en", "tired"), ("zh", "累了")):
+        tokens, x = data.animal_street_sentence(word)
+        it, animal, street = (tokens.index(w) for w in data.ANIMAL_STREET_ROLES[language])
+        f = data.ANIMAL_STREET_FEATURES.index
+        assert x[it, f("pronoun")] == 1 and x[animal, f("living")] == 1 and x[street, f("place")] == 1
+
+
 def test_chinese_sentences_differ_only_in_the_last_word():
     tokens_t, x_t = data.animal_street_sentence("累了")
     tokens_w, x_w = data.animal_street_sentence("宽了")
