@@ -3,8 +3,8 @@
 The servers run the Makefile's own command (`make -n lab` / `make -n lab-zh`), on a free port with a token,
 their user settings and runtime files in a temporary folder. The settings come from jupyter/lab-en and
 jupyter/lab-zh (overrides.json, passed as --LabApp.app_settings_dir). The browser tests look at the menu bar
-in headless Chromium (screenshots build/browser/lab.png and lab-zh.png) and check the bold lint of
-scripts/zh_edition.py against JupyterLab's markdown renderer (build/browser/bold-lint.png).
+in headless Chromium (screenshots build/zh-lab/lab.png and lab-zh.png) and check the bold lint of
+scripts/zh_edition.py against JupyterLab's markdown renderer (build/zh-lab/bold-lint.png).
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ROOT / "build" / "browser"
+SHOTS = ROOT / "build" / "zh-lab"  # not build/browser/, which tests/browser empties when it starts
 CHROMIUM = Path("/usr/bin/chromium")
 MENUS = {"lab": ["File", "Edit", "View", "Run", "Kernel", "Settings", "Help"],
          "lab-zh": ["文件", "编辑", "查看", "运行", "内核", "设置", "帮助"]}
