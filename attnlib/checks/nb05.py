@@ -23,9 +23,8 @@ def check_param_count(fn: Callable[[int, int], int]) -> bool:
     for d_model, heads in ((8, 1), (8, 2), (12, 3), (32, 8), (64, 4)):
         expected = sum(p.numel() for p in MultiHeadAttention(d_model, heads).parameters())
         got, error = call(fn, d_model, heads)
-        what = f"param_count({d_model}, {heads})"
         if error:
-            return say(False, f"{what}: {error}")
+            return say(False, f"param_count({d_model}, {heads}): {error}")
         if isinstance(got, torch.Tensor) and got.numel() == 1:
             got = got.item()
         if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
@@ -43,8 +42,8 @@ def check_param_count(fn: Callable[[int, int], int]) -> bool:
                                                                          4 * heads * (d_model * d_model + d_model)):
                 hint = t(" The count must not change with num_heads: the h heads share one d_model × d_model "
                          "matrix per projection.")
-            return say(False, t("{call} returned {got!r}, expected {expected}.{hint}", call=what, got=got,
-                                expected=expected, hint=hint))
+            return say(False, t("{call} returned {got!r}, expected {expected}.{hint}",
+                                call=f"param_count({d_model}, {heads})", got=got, expected=expected, hint=hint))
     return say(True, t("4·(d_model² + d_model) parameters, whatever num_heads is."))
 
 
