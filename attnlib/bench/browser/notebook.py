@@ -212,7 +212,8 @@ class NotebookPage:
     def open(self, workspace: str, kernel: bool = True, timeout_s: float = 120) -> None:
         """Open the notebook in a workspace of its own; with `kernel`, wait until its kernel is idle."""
         self.page.goto(self.server.notebook_url(self.name, workspace))
-        self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        # JupyterLab may take more than the default 30 s to show a notebook on a busy machine (measured at load 13)
+        self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=timeout_s * 1000)
         if kernel:  # the toolbar reads idle before a kernel exists: ask the server, then the page
             deadline = time.monotonic() + timeout_s
             while self.server.kernel_state(self.name) != "idle":
