@@ -9,6 +9,7 @@ from typing import Iterable, Optional
 import nbformat
 
 from attnlib.bench.browser.lab import CHROMIUM, CHROMIUM_ARGS
+from attnlib.widgets.static import text
 
 from .export import export
 
@@ -166,13 +167,13 @@ def heading_before(nb: nbformat.NotebookNode, index: int) -> str:
     return ""
 
 
-def start_continuation(nb: nbformat.NotebookNode, i: int) -> None:
-    """Make cell i start a new (vertical) slide, labelled '<heading> (continued)'."""
+def start_continuation(nb: nbformat.NotebookNode, i: int, language: str = "en") -> None:
+    """Make cell i start a new (vertical) slide, labelled '<heading> (continued)' (in the deck's language)."""
     show = nb.cells[i].metadata.setdefault("slideshow", {})
     show["slide_type"] = "subslide"
     label = heading_before(nb, i - 1)
     if label:
-        show["data"] = {"al_continued": f"{label} (continued)"}
+        show["data"] = {"al_continued": text("continued", language, label=label)}
 
 
 def zoom_steps(rows: list[dict], by_id: dict[str, int], zoomed: dict[int, int]) -> dict[int, int]:
@@ -225,6 +226,6 @@ def fit_deck(nb: nbformat.NotebookNode, out_file: Path, course: dict, browser: D
             set_zoom(nb.cells[i], pct)
             zoomed[i] = pct
         for i in sorted(todo):
-            start_continuation(nb, i)
+            start_continuation(nb, i, course.get("language", "en"))
             broken.add(i)
     return rows + [summary], counts, added

@@ -54,8 +54,12 @@ def browser_context_args(browser_context_args):
 
 @pytest.fixture(scope="session")
 def site() -> Path:
-    """The course site (both editions when notebooks/zh/ exists), built into build/site-browser/site."""
-    return build_course_site(SHOTS / "site")
+    """The course site (both editions when notebooks/zh/ exists), built into build/site-browser/site.
+
+    AL_SITE_BROWSER_SITE=DIR tests a site already built there instead (a development aid: `make site` output).
+    """
+    built = os.environ.get("AL_SITE_BROWSER_SITE")
+    return Path(built).resolve() if built else build_course_site(SHOTS / "site")
 
 
 @pytest.fixture(scope="session")
