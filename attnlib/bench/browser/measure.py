@@ -1,6 +1,7 @@
 """Key press on a notebook's main slider → its heatmap's data changed, in JupyterLab in headless Chromium.
 
-`python -m attnlib.bench browser [--notebooks 01 05 x1 ...] [--presses 11] [--out build/browser/report.json]`
+`python -m attnlib.bench browser [--notebooks 01 05 x1 ...] [--presses 11] [--out build/browser/report.json]
+[--shots DIR]`
 
 For each notebook (a copy, on a JupyterLab server of its own: lab.py), and for the two explorers at their largest
 settings (x1: AttentionExplorer, 8 heads × 32 tokens; x2: SaturationExplorer, 64 keys; each in a notebook of its
@@ -77,8 +78,11 @@ def summary(latencies: list[float]) -> dict:
     return {"latency_ms_median": round(statistics.median(latencies), 1), "latency_ms_p95": round(p95, 1)}
 
 
-def measure_notebook(browser, server, name: str, presses: int) -> dict:
-    """Open notebook `name`, Run All, press the main slider `presses` times; return its report entry."""
+def measure_notebook(browser, server, name: str, presses: int, shots: Path | None = None) -> dict:
+    """Open notebook `name`, Run All, press the main slider `presses` times; return its report entry.
+
+    With `shots`, the main panel after the presses is saved as shots/<name>_panel.png.
+    """
     entry: dict = {"name": name, "ok": False, "run_all_s": None}
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     nb = NotebookPage(context.new_page(), server, name)
@@ -98,6 +102,9 @@ def measure_notebook(browser, server, name: str, presses: int) -> dict:
         unchanged = len(results) - len(entry["latencies_ms"])
         problems += [f"{unchanged} of {presses} presses left the heatmap unchanged"] if unchanged else []
         problems += [f"page errors: {nb.page_errors}"] if nb.page_errors else []
+        if shots is not None and results:
+            shots.mkdir(parents=True, exist_ok=True)
+            nb.page.locator(".al-main-panel").first.screenshot(path=str(shots / f"{Path(name).stem}_panel.png"))
     except Exception as exc:  # noqa: BLE001  (report it and measure the next notebook)
         problems = [f"{type(exc).__name__}: {exc}"]
     finally:
@@ -123,7 +130,7 @@ def chosen(prefixes: list[str] | None, folder: Path) -> list[Path]:
     return notebooks
 
 
-def run(notebooks: list[Path], presses: int) -> dict:
+def run(notebooks: list[Path], presses: int, shots: Path | None = None) -> dict:
     """Start JupyterLab and Chromium, measure each notebook, stop both; return the report."""
     from playwright.sync_api import sync_playwright
 
@@ -133,7 +140,7 @@ def run(notebooks: list[Path], presses: int) -> dict:
         browser = launch_chromium(pw)
         try:
             for path in notebooks:
-                entries.append(measure_notebook(browser, server, path.name, presses))
+                entries.append(measure_notebook(browser, server, path.name, presses, shots))
                 e = entries[-1]
                 print(f"{e['name']}: {'ok' if e['ok'] else 'FAILED'}, Run All {e['run_all_s']} s, key press → "
                       f"heatmap median {e['latency_ms_median']} ms, p95 {e['latency_ms_p95']} ms, frame "
@@ -154,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presses", type=int, default=11, help="key presses per notebook (default 11)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "browser" / "report.json",
                         help="also write the report here (default build/browser/report.json)")
+    parser.add_argument("--shots", type=Path, default=None, help="save each main panel after its presses here")
     args = parser.parse_args(argv)
     if args.presses < 1:
         parser.error(f"--presses must be ≥ 1, got {args.presses}")
@@ -166,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no notebook in notebooks/ (or explorer x1, x2) starts with {args.notebooks}")
         print(f"machine: {os.cpu_count()} CPUs, load average {load_average()} before the run "
               "(latencies are noisy on a busy machine)", flush=True)
-        report = run(notebooks, args.presses)
+        report = run(notebooks, args.presses, args.shots)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report))
