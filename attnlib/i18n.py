@@ -1,4 +1,9 @@
-"""One small message layer: attnlib's user-facing text as English templates, translated per language."""
+"""One small message layer: attnlib's user-facing text as English templates, translated per language.
+
+A template is the literal first argument of `t` (tests/test_i18n.py reads them with ast). With values it is a
+str.format template ("{err:.4g}"; literal braces doubled, as in plotly's "%{{x}}"); without values it is returned
+as it is ("%{x:.3f}"). A translation keeps every placeholder, with its format spec, and may reorder them.
+"""
 from __future__ import annotations
 
 import json
