@@ -242,7 +242,8 @@ def derived_grid(specs: list[dict], max_states: int = MAX_STATES) -> dict[str, l
     """A grid of every control's values: all options; at most MAX_STEPS steps of a numeric slider; thinned to fit.
 
     While the grid has more than `max_states` states, the control with the most values (the later one of a tie:
-    the first controls of a panel are its main ones) is thinned to about half, down to its current value alone.
+    the first controls of a panel are its main ones; the very first is thinned last) is thinned to about half,
+    down to its current value alone.
     """
     grid = {}
     for s in specs:
@@ -262,8 +263,10 @@ def _count(grid: dict[str, list]) -> int:
 
 
 def thinnest_choice(grid: dict[str, list], order: list[str]) -> str:
-    """The control to thin: the one with the most values in the grid (the later one on a tie)."""
-    return max(reversed(order), key=lambda n: len(grid[n]))
+    """The control to thin: the one with the most values in the grid (the later one on a tie), the panel's first
+    control (its main one) only when every other one is down to a single value."""
+    rest = [n for n in order[1:] if len(grid[n]) > 1]
+    return max(reversed(rest), key=lambda n: len(grid[n])) if rest else order[0]
 
 
 # ---------------------------------------------------------------- states

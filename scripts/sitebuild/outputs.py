@@ -8,9 +8,9 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, Unicode
 from traitlets import Dict as TDict
 
-from attnlib.widgets.static import BINDER_SLOT, NOTE_CLASS, SNAPSHOT_MIME, STATES_MIME, text
+from attnlib.widgets.static import BINDER_SLOT, NOTE_CLASS, SNAPSHOT_MIME, STATE_BUDGET, STATES_MIME, text
 
-from .panels import check_budget, live_panel_html
+from .panels import PanelOverBudget, check_budget, live_panel_html
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -83,6 +83,9 @@ class StaticOutputsPreprocessor(Preprocessor):
         live = [c for c in states["controls"] if c["kind"] != "fixed" and len(c["values"]) > 1]
         self.counts["live_panels"] += 1
         self.counts["state_bytes"] += size
+        if self.counts["state_bytes"] > STATE_BUDGET:  # two main panels on one page share the page's budget
+            raise PanelOverBudget(f"build_site: {self.where}: {self.counts['state_bytes']:,} bytes of panel states, "
+                                  f"over {STATE_BUDGET:,} per page: give its main panels smaller static_grid's")
         self.counts["states"] += len(states["states"])
         self.counts["live_controls"] += len(live)
         self.counts["figures"] += len(states["base"])
