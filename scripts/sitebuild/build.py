@@ -28,11 +28,13 @@ class Course:
     slides: Optional[Path]
     language: str = "en"
     twin: Optional[str] = None  # the other language's folder, relative to this edition's folder
+    twin_pages: Optional[set[str]] = None  # the pages that have a twin there (None: every page)
 
 
 def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Optional[Path] = None,
           execute: bool = True, cache_dir: Optional[Path] = None, fit: Optional[bool] = None,
-          language: str = "en", twin: Optional[str] = None) -> dict[str, dict]:
+          language: str = "en", twin: Optional[str] = None,
+          twin_pages: Optional[Iterable[str]] = None) -> dict[str, dict]:
     """Build pages into `site` and/or decks into `slides`; return per-notebook counts of what was rendered.
 
     Args:
@@ -46,6 +48,8 @@ def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Opt
         language: the edition's language ('en', or 'zh' for notebooks/zh/): the builder's strings and <html lang>.
         twin: the folder of the other language's edition relative to this one ('zh', or '..'): every page
             links to its twin there (None: no link).
+        twin_pages: the pages ('01_introduction.html', ...) that have a twin there (None: every page; the index
+            always has one).
     Returns:
         {notebook name: {"figures": n, "static_notes": n, "widgets_without_snapshot": n}} for the last kind built;
         fitted decks add "deck_check": the rows of `check_decks` for the deck as written.
@@ -57,7 +61,8 @@ def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Opt
         raise SystemExit("build_site: give --site DIR and/or --slides DIR")
     asset_sources()  # fail before the slow part if a package that ships the offline assets is missing
     executed = {p.name: execute_static(p, cache_dir) if execute else nbformat.read(p, as_version=4) for p in paths}
-    course = Course(course_entries(executed, paths, language), executed, site, slides, language, twin)
+    course = Course(course_entries(executed, paths, language), executed, site, slides, language, twin,
+                    None if twin_pages is None else set(twin_pages) | {"index.html"})
     fit = can_fit() if fit is None else fit
     if slides is not None and not fit:
         print("  note: decks are not fitted to 1280x720 (needs /usr/bin/chromium); tall slides scroll")
@@ -89,7 +94,7 @@ def edition_links(course: Course, page: str) -> dict:
     twin_lang = "en" if course.language != "en" else "zh"
     return {"assets": "assets", "index_url": "index.html", "language": course.language,
             "text": TEXT.get(course.language, TEXT["en"]), "twin_lang": twin_lang,
-            "twin_url": f"{course.twin}/{page}" if course.twin else None}
+            "twin_url": f"{course.twin}/{page}" if course.twin and page in (course.twin_pages or {page}) else None}
 
 
 def fitted_deck(nb: nbformat.NotebookNode, out_file: Path, links: dict, browser: DeckBrowser) -> dict:

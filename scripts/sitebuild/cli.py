@@ -59,7 +59,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     start = time.perf_counter()
     fit = False if args.no_fit else None
     build(notebooks, site=args.site, slides=args.slides, execute=not args.no_execute, cache_dir=args.cache,
-          fit=fit, twin="zh" if zh else None)
+          fit=fit, twin="zh" if zh else None, twin_pages=[f"{p.stem}.html" for p in zh])
     if zh:  # the Chinese edition: pages in <site>/zh/, decks in <slides>/zh/, each page linked to its twin
         print(f"Chinese edition: {len(zh)} notebooks from notebooks/zh/")
         build(zh, site=sub(args.site, "zh"), slides=sub(args.slides, "zh"), execute=not args.no_execute,
