@@ -95,10 +95,10 @@ def saturation_figure(row_weights: ArrayLike, curves: Curves, *, k_tokens: Optio
     fig.update_annotations(font=dict(size=12))
     fig.update_yaxes(title_text=t("weight"), range=[0, 1.02], row=1, col=1)
     fig.update_xaxes(title_text=t("key"), tickangle=-60, tickfont=dict(size=10), row=1, col=1)
-    for (r, c), title in zip(CURVE_CELLS, _curve_titles().values()):
+    for (r, c), curve_title in zip(CURVE_CELLS, _curve_titles().values()):
         fig.update_xaxes(type="log", title_text=t("d_k (log scale)"), dtick=_LOG10_4 if len(dks) > 5 else None,
                          row=r, col=c)
-        fig.update_yaxes(title_text=title, rangemode="tozero", row=r, col=c)
+        fig.update_yaxes(title_text=curve_title, rangemode="tozero", row=r, col=c)
     for axis in CURVE_AXES:  # vertical marker at the current d_k on each curve plot
         fig.add_shape(type="line", xref=axis, yref=f"{axis.replace('x', 'y')} domain", x0=1, x1=1, y0=0, y1=1,
                       line=dict(color="#777777", width=1, dash="dot"), visible=False)
