@@ -79,6 +79,7 @@ function text(ctx, html, x, y, { size = 12, color = INK, align = "left", valign 
   ctx.restore();
   return Math.max(0, ...lines.map((l) => l.w));
 }
+const escaped = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");  // data as text
 const font = (r, size) => `${r.italic ? "italic " : ""}${r.bold ? "bold " : ""}${r.size || size}px ${FONT}`;
 
 function floats(view) {  // a DataView from the kernel as a Float32Array (copied when it is not 4-byte aligned)
@@ -142,14 +143,14 @@ class Grid {  // one head-grid figure: title, labels and colour bar on `base`, t
       if (f.labels.length) text(ctx, f.labels[h], box.x + box.w / 2, box.y - 2, { size: 11, align: "center", valign: "bottom" });
       if (row === f.rows - 1 || h + f.cols >= heads) {
         for (const j of f.x_ticks) {
-          const w = text(ctx, f.k_tokens[j], box.x + (j + 0.5) * box.w / f.k_tokens.length, box.y + box.h + 4,
+          const w = text(ctx, escaped(f.k_tokens[j]), box.x + (j + 0.5) * box.w / f.k_tokens.length, box.y + box.h + 4,
             { size: f.x_font, align: "right", angle: -Math.PI / 3 });
           xExtent = Math.max(xExtent, w * Math.sin(Math.PI / 3));
         }
       }
       if (col === 0) {
         for (const i of f.y_ticks) {
-          const w = text(ctx, f.q_tokens[i], box.x - 4, box.y + (i + 0.5) * box.h / f.q_tokens.length, { size: f.y_font, align: "right" });
+          const w = text(ctx, escaped(f.q_tokens[i]), box.x - 4, box.y + (i + 0.5) * box.h / f.q_tokens.length, { size: f.y_font, align: "right" });
           yExtent = Math.max(yExtent, w);
         }
       }
