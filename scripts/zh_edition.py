@@ -29,7 +29,8 @@ The checks (`check`; tests/test_zh_edition.py runs each per notebook; to-do entr
     code     a zh code cell is the English program: the ast with every string literal blanked and each f-string
              reduced to its {values} (format specs kept, order free) is the same; # NBVAL_* and # noqa stay;
              the first code cell says al.set_language("zh")
-    parity   per markdown cell: the same math spans, code spans (one quoting a message may be translated),
+    parity   per markdown cell: the same math spans (the words in \\text{…}/\\textrm{…}/\\mbox{…} may be
+             translated), code spans (one quoting a message may be translated),
              fenced blocks, anchors, images and link targets. Link targets are written as seen from
              notebooks/zh/: URLs, #anchors and NN_*.ipynb (the Chinese twin) stay; any other relative path gets
              one more ../ and may name the file's Chinese version (../docs/teaching.md -> ../../docs/teaching.zh.md);
@@ -434,11 +435,35 @@ def _multiset_gap(en: list[str], zh: list[str]) -> tuple[list[str], list[str]]:
     return sorted(missing.elements()), sorted(extra.elements())
 
 
+TEXT_IN_MATH = re.compile(r"\\(?:text|textrm|mbox)\s*\{")
+
+
+def blank_math_text(math: str) -> str:
+    """A math span with the words inside \\text{…}, \\textrm{…} and \\mbox{…} blanked (they are prose, translated).
+
+    Everything else (symbols, sub- and superscripts, the commands themselves) stays, so a changed symbol still
+    shows: `$c_{\\text{it}}$` and `$c_{\\text{它}}$` both become `$c_{\\text{}}$`; nested braces are followed.
+    """
+    out, pos = [], 0
+    for m in TEXT_IN_MATH.finditer(math):
+        if m.start() < pos:
+            continue  # inside a \\text{…} already blanked
+        depth, end = 1, m.end()
+        while end < len(math) and depth:
+            depth += {"{": 1, "}": -1}.get(math[end], 0) if math[end - 1] != "\\" else 0
+            end += 1
+        out.append(math[pos:m.end()] + ("}" if depth == 0 else ""))
+        pos = end
+    return "".join(out) + math[pos:]
+
+
 def parity_problems(en_text: str, zh_text: str, nn: str) -> list[str]:
     """What differs between an English markdown cell and its Chinese (an empty list: nothing)."""
     en, zh = split_markdown(en_text), split_markdown(zh_text)
     out = []
-    for name, a, b in (("math spans", en.math, zh.math), ("anchors (<a id>)", en.anchors, zh.anchors)):
+    en_math, zh_math = [blank_math_text(x) for x in en.math], [blank_math_text(x) for x in zh.math]
+    for name, a, b in (("math spans (words in \\text{…} aside)", en_math, zh_math),
+                       ("anchors (<a id>)", en.anchors, zh.anchors)):
         missing, extra = _multiset_gap(a, b)
         if missing or extra:
             out.append(f"{name}: only in the English {missing}, only in the Chinese {extra}")

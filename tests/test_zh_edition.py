@@ -157,6 +157,18 @@ def test_markdown_parity(zh_text, complaint):
     assert (found == []) if complaint is None else (len(found) == 1 and found[0].startswith(complaint)), found
 
 
+def test_words_in_math_text_may_be_translated_but_symbols_may_not():
+    en = r"Weight $c_{\text{it},\text{animal}}$; $$q_i = x_i W_Q \quad \text{query: what token } i \text{ seeks}$$"
+    ok = r"权重 $c_{\text{它},\text{动物}}$；$$q_i = x_i W_Q \quad \text{查询：词元 } i \text{ 在找什么}$$"
+    assert zh.parity_problems(en, ok, "01") == []
+    for bad in (ok.replace("c_{", "w_{"),  # another symbol
+                ok.replace(" } i ", " } j "),  # another index between two \text{…}
+                ok.replace(r",\text{动物}", "")):  # a subscript dropped
+        found = zh.parity_problems(en, bad, "01")
+        assert len(found) == 1 and found[0].startswith("math spans"), found
+    assert zh.blank_math_text(r"$\mbox{a {b} c} + \textrm{d\}e}$") == r"$\mbox{} + \textrm{}$"  # nested braces
+
+
 def test_a_code_span_quoting_a_message_may_be_translated():
     assert zh.parity_problems("It prints `✓ Correct: well done`.", "它打印 `✓ 正确：很好`。", "01") == []
 
