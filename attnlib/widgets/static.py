@@ -384,8 +384,8 @@ def panel_states(panel: Any, budget: int = STATE_BUDGET) -> dict:
         try:
             table = table_for(panel, specs, grid, base, budget, cache)
             break
-        except OverBudget:
-            name = thinnest_choice(grid, names)
+        except OverBudget:  # the bytes, unlike the count, may thin the first control too: it has the most values
+            name = max(reversed(names), key=lambda n: len(grid[n]))
             if explicit is not None or len(grid[name]) <= 1:
                 return {"over_budget": {"control": name, "values": len(grid[name]), "states": _count(grid),
                                         "budget": budget}}
