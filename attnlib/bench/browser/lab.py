@@ -49,7 +49,7 @@ def course_notebooks(editions: bool = False) -> list[Path]:
 def copy_name(src: Path) -> str:
     """The name of a notebook's copy on the server: its own name, "zh-" before it for notebooks/zh/NN_*.ipynb
     (the copies share one folder)."""
-    return src.name if src.parent.name == "notebooks" else f"{src.parent.name}-{src.name}"
+    return f"{src.parent.name}-{src.name}" if src.parent.parent.name == "notebooks" else src.name
 
 
 def launch_chromium(playwright):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 
-from .lab import CHROMIUM, ROOT, course_notebooks, launch_chromium, start_lab
+from .lab import CHROMIUM, ROOT, copy_name, course_notebooks, launch_chromium, start_lab
 from .notebook import NotebookPage
 
 # The explorers at their largest settings, each the main panel of a notebook of its own (made by explorer_notebooks).
@@ -46,7 +46,8 @@ def explorer_notebooks(folder: Path) -> list[Path]:
     """Write the EXPLORERS notebooks into `folder`; return their paths."""
     paths = []
     for name, code in EXPLORERS.items():
-        nb = nbformat.v4.new_notebook()
+        nb = nbformat.v4.new_notebook()  # a kernel named in it: JupyterLab starts it without asking
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         nb.cells = [nbformat.v4.new_code_cell("import attnlib as al"), nbformat.v4.new_code_cell(code)]
         paths.append(folder / name)
         nbformat.write(nb, paths[-1])
@@ -140,7 +141,7 @@ def run(notebooks: list[Path], presses: int, shots: Path | None = None) -> dict:
         browser = launch_chromium(pw)
         try:
             for path in notebooks:
-                entries.append(measure_notebook(browser, server, path.name, presses, shots))
+                entries.append(measure_notebook(browser, server, copy_name(path), presses, shots))
                 e = entries[-1]
                 print(f"{e['name']}: {'ok' if e['ok'] else 'FAILED'}, Run All {e['run_all_s']} s, key press → "
                       f"heatmap median {e['latency_ms_median']} ms, p95 {e['latency_ms_p95']} ms, frame "
