@@ -5,7 +5,11 @@
   "use strict";
   var CONFIG = {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["sendChartToCloud"]};
 
-  function copy(obj) { return obj === undefined ? undefined : JSON.parse(JSON.stringify(obj)); }
+  // plotly.js keeps (and may write into) the objects it is given: every redraw gets its own copy of the pieces.
+  function copy(obj) {
+    if (obj === undefined) { return undefined; }
+    return window.structuredClone ? window.structuredClone(obj) : JSON.parse(JSON.stringify(obj));
+  }
 
   function Panel(root) {
     this.root = root;
@@ -17,6 +21,7 @@
     });
     this.status = root.querySelector(".al-static-status");
     this.redraws = 0;
+    this.shown = this.divs.map(function () { return null; });  // the state entry each figure shows
     this.lastMs = null;
     var self = this;
     this.inputs.forEach(function (input, k) {
@@ -45,30 +50,37 @@
     return input;
   };
 
-  Panel.prototype.figuresAt = function (key) {
-    /* [{data, layout}] of the state `key`, or null (not computed) or {error}. */
-    var state = this.spec.states[key], pool = this.spec.pool, base = this.spec.base;
-    if (!state || state.error) { return state || null; }
-    return state.map(function (fig, i) {
-      var layout = copy(base[i].layout), patch = pool[fig[1]];
-      Object.keys(patch).forEach(function (name) {
-        if (patch[name] === null) { delete layout[name]; } else { layout[name] = copy(patch[name]); }
-      });
-      return {data: fig[0].map(function (t) { return copy(pool[t]); }), layout: layout};
+  Panel.prototype.start = function () {
+    var state = this.spec.states[this.key()], self = this;
+    if (state && !state.error) { state.forEach(function (entry, i) { self.shown[i] = JSON.stringify(entry); }); }
+  };
+
+  Panel.prototype.figureAt = function (entry, i) {
+    /* {data, layout} of figure i from its state entry [trace indices, layout patch index]. */
+    var pool = this.spec.pool, layout = copy(this.spec.base[i].layout), patch = pool[entry[1]];
+    Object.keys(patch).forEach(function (name) {
+      if (patch[name] === null) { delete layout[name]; } else { layout[name] = copy(patch[name]); }
     });
+    return {data: entry[0].map(function (t) { return copy(pool[t]); }), layout: layout};
   };
 
   Panel.prototype.redraw = function () {
-    var t0 = performance.now(), key = this.key(), figures = this.figuresAt(key), self = this;
+    var t0 = performance.now(), key = this.key(), state = this.spec.states[key], self = this, drawn = [];
     for (var k = 0; k < this.inputs.length; k++) { if (this.inputs[k] && this.inputs[k].type === "range") { this.label(k); } }
-    if (!figures || figures.error) {
-      this.status.textContent = figures ? this.spec.text.failed.replace("{error}", figures.error) : this.spec.text.no_state;
+    if (!state || state.error) {
+      this.status.textContent = state ? this.spec.text.failed.replace("{error}", state.error) : this.spec.text.no_state;
       this.root.dataset.alKey = key;
       this.pending = Promise.resolve(null);
       return this.pending;
     }
     this.status.textContent = "";
-    var drawn = figures.map(function (f, i) { return window.Plotly.react(self.divs[i], f.data, f.layout, CONFIG); });
+    state.forEach(function (entry, i) {  // a figure whose traces and layout did not change is left as it is
+      var shown = JSON.stringify(entry);
+      if (shown === self.shown[i]) { return; }
+      self.shown[i] = shown;
+      var f = self.figureAt(entry, i);
+      drawn.push(window.Plotly.react(self.divs[i], f.data, f.layout, CONFIG));
+    });
     this.pending = Promise.all(drawn).then(function () {
       self.redraws += 1;
       self.lastMs = performance.now() - t0;
@@ -83,6 +95,7 @@
     window.alStaticPanels = window.alStaticPanels || {};
     document.querySelectorAll(".al-static-panel[data-al-live]").forEach(function (root) {
       var panel = new Panel(root);
+      panel.start();  // the figures on the page show the panel's first state
       window.alStaticPanels[root.id] = panel;
       root.dataset.alReady = "1";
     });
