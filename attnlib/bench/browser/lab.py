@@ -43,7 +43,8 @@ def course_notebooks(editions: bool = False) -> list[Path]:
     """The course notebooks notebooks/NN_*.ipynb of this checkout, in order; with `editions`, then those of the
     other languages, notebooks/<language>/NN_*.ipynb (the Chinese edition, notebooks/zh/, when it exists)."""
     english = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    return english + (sorted((ROOT / "notebooks").glob("*/[0-9][0-9]_*.ipynb")) if editions else [])
+    others = sorted((ROOT / "notebooks").glob("[a-z]*/[0-9][0-9]_*.ipynb"))  # zh/…, never .ipynb_checkpoints/
+    return english + (others if editions else [])
 
 
 def copy_name(src: Path) -> str:
