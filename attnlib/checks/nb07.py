@@ -64,7 +64,7 @@ def check_window_pairs(fn: Callable[[int, int], int]) -> bool:
         got, error = call(fn, n, w)
         what = f"window_pairs({n}, {w})"
         if error:
-            return say(False, f"{what}: {error}")
+            return say(False, t("{call}: {error}", call=what, error=error))
         if isinstance(got, torch.Tensor) and got.numel() == 1:
             got = got.item()
         if isinstance(got, float) and got.is_integer():
