@@ -21,6 +21,17 @@ SHOTS = ROOT / "build" / "site-browser"
 collect_ignore_glob = ["*.ipynb", ".ipynb_checkpoints"]
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """Run this folder's tests after the others (like tests/browser/): tests/test_site.py fits decks with its own
+    Playwright, which Playwright's sync API refuses while pytest-playwright's (these tests') is running."""
+    here = Path(__file__).resolve().parent
+
+    def in_here(item) -> bool:
+        return here in Path(str(item.fspath)).resolve().parents
+
+    items[:] = [i for i in items if not in_here(i)] + [i for i in items if in_here(i)]
+
+
 def skip_or_fail(reason: str) -> None:
     """Skip on a developer's machine; fail in CI, where .ci/run installs Chromium."""
     if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
