@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 import pytest
 
 from attnlib import widgets
+from attnlib.widgets import states as panel_grid
 from attnlib.widgets import static
 from attnlib.widgets.static import BINDER_SLOT, SNAPSHOT_MIME, STATES_MIME, STATIC_ENV
 
@@ -89,13 +90,13 @@ def test_main_panel_states_are_what_its_update_draws(monkeypatch):
     states = panel._repr_mimebundle_()[STATES_MIME]
     (control,) = states["controls"]
     assert control["kind"] == "range" and control["total"] == 101  # 0..10 by 0.1
-    assert static.MAX_STEPS <= len(control["values"]) <= static.MAX_STEPS + 1  # 17 steps and its own value
+    assert panel_grid.MAX_STEPS <= len(control["values"]) <= panel_grid.MAX_STEPS + 1  # 17 steps and its own value
     assert 2.0 in control["values"]
     assert control["values"][control["index"]] == 2.0
     for s in control["values"]:
         (trace,), = state_traces(states, {"sharpness": s})
         assert trace["z"] == tiny_z(s), s
-    assert states["bytes"] <= static.STATE_BUDGET
+    assert states["bytes"] <= panel_grid.STATE_BUDGET
     json.dumps(states)
 
 
@@ -105,34 +106,34 @@ def test_a_panel_that_is_not_main_has_no_states(monkeypatch):
 
 
 def test_derived_grid_thins_the_control_with_most_values_first():
-    specs = [static.control_spec("a", W.IntSlider(value=0, min=0, max=100)),
-             static.control_spec("b", W.Dropdown(options=["x", "y", "z"], value="y")),
-             static.control_spec("c", W.IntSlider(value=7, min=0, max=20))]
-    grid = static.derived_grid(specs, max_states=17 * 3 * 10)
+    specs = [panel_grid.control_spec("a", W.IntSlider(value=0, min=0, max=100)),
+             panel_grid.control_spec("b", W.Dropdown(options=["x", "y", "z"], value="y")),
+             panel_grid.control_spec("c", W.IntSlider(value=7, min=0, max=20))]
+    grid = panel_grid.derived_grid(specs, max_states=17 * 3 * 10)
     assert len(grid["a"]) == 17 and grid["a"][0] == 0 and grid["a"][-1] == 100  # evenly spaced, ends kept
     assert grid["b"] == ["x", "y", "z"]
     assert 7 in grid["c"] and len(grid["c"]) <= 10  # c (17 steps and its value 7) thinned first, 7 kept
-    assert set(static.thinned(list(range(17)), 3)) >= {0, 3, 16}
-    assert static.derived_grid(specs, max_states=1) == {"a": [0], "b": ["y"], "c": [7]}
+    assert set(panel_grid.thinned(list(range(17)), 3)) >= {0, 3, 16}
+    assert panel_grid.derived_grid(specs, max_states=1) == {"a": [0], "b": ["y"], "c": [7]}
 
 
 def test_explicit_grid_over_budget_fails_naming_the_control():
     panel = small_panel(main=True)
     panel.static_grid = {"sharpness": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]}
-    states = static.panel_states(panel, budget=400)
+    states = panel_grid.panel_states(panel, budget=400)
     assert states["over_budget"]["control"] == "sharpness"
     with pytest.raises(PanelOverBudget, match="Thin the control 'sharpness'"):
         check_budget("99_tiny.html", states)
-    fits = static.panel_states(panel)
+    fits = panel_grid.panel_states(panel)
     assert [c["values"] for c in fits["controls"]] == [[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]]
     with pytest.raises(PanelOverBudget, match="'sharpness'"):
         check_budget("99_tiny.html", fits, budget=100)
 
 
 def test_derived_grid_is_thinned_to_fit_the_budget():
-    states = static.panel_states(small_panel(main=True), budget=900)
+    states = panel_grid.panel_states(small_panel(main=True), budget=900)
     assert "over_budget" not in states and states["bytes"] <= 900
-    assert 2 <= len(states["controls"][0]["values"]) < static.MAX_STEPS
+    assert 2 <= len(states["controls"][0]["values"]) < panel_grid.MAX_STEPS
 
 
 def test_every_string_has_a_chinese_version():

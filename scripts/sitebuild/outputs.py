@@ -8,7 +8,8 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, Unicode
 from traitlets import Dict as TDict
 
-from attnlib.widgets.static import BINDER_SLOT, NOTE_CLASS, SNAPSHOT_MIME, STATE_BUDGET, STATES_MIME, text
+from attnlib.widgets.states import STATE_BUDGET
+from attnlib.widgets.static import BINDER_SLOT, NOTE_CLASS, SNAPSHOT_MIME, STATES_MIME, text
 
 from .panels import PanelOverBudget, check_budget, live_panel_html
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 import json
 
-from attnlib.widgets.static import STATE_BUDGET, text
+from attnlib.widgets.states import STATE_BUDGET
+from attnlib.widgets.static import text
 
 
 class PanelOverBudget(SystemExit):
