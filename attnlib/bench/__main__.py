@@ -7,6 +7,7 @@ COMMANDS = {
     "latency": "slider event to updated figures, in place vs rebuilt (widgets)",
     "complexity": "time and peak memory of naive, fused, tiled and linear attention at large N",
     "browser": "key press on each notebook's main slider to a changed heatmap, in JupyterLab in Chromium",
+    "site": "control change to redrawn figure on every page of the static site, offline, in Chromium",
     "hub": "a class of N students on a loopback JupyterHub: start, run notebook 01, move a slider (root)",
 }
 
