@@ -370,11 +370,11 @@ def _sent(panel, monkeypatch):
     return sent
 
 
-def test_one_message_per_update_with_every_figure_and_float32_weights(monkeypatch):
+def test_every_figure_in_one_message_with_float32_weights(monkeypatch):
     panel, _ = _simple_panel(title="Demo")
     sent = _sent(panel, monkeypatch)
     panel.controls["n"].value = 2
-    assert len(sent) == 1  # figures, revision and the kernel's time together
+    assert len(sent) == 1  # the heatmap as soon as it is recorded; the panel has no other figure to send after it
     state = sent[0][0]["state"]
     assert {"figures", "revision", "python_ms"} <= set(state) and state["revision"] == 2
     (grid,) = panel.view.figures
@@ -403,6 +403,44 @@ def test_masked_cells_and_other_figures_reach_the_view():
     np.testing.assert_array_equal(masked[1], (~al.causal_mask(5)).numpy())
     assert grid["note"] and len(grid["domains"]) == 2 and grid["labels"] == ["head 1", "head 2"]
     assert sat["kind"] == "plotly" and json.loads(sat["json"])["layout"]["meta"]["kind"] == "saturation"
+
+
+def _two_figure_panel(after_grid):
+    """A heatmap and a bar chart; update draws the heatmap, calls after_grid(n), then rewrites the bars."""
+    tokens = ["a", "b", "c"]
+
+    def update(figures, n):
+        viz.update_head_grid(figures[0], torch.softmax(torch.arange(9.0).view(3, 3) * n, dim=-1), tokens, tokens)
+        after_grid(n)
+        figures[1].data[0].y = [n, n, n]
+
+    bars = go.Figure(go.Bar(x=tokens, y=[0, 0, 0]))
+    heat = viz.heatmap_figure(torch.full((3, 3), 1 / 3), tokens, tokens)
+    return widgets.LivePanel({"n": W.IntSlider(value=0, min=0, max=3)}, [heat, bars], update)
+
+
+def test_heatmaps_go_out_before_the_rest_of_the_update(monkeypatch):
+    seen = []
+    panel = _two_figure_panel(lambda n: seen.append([m["state"].get("revision") for m, _ in sent]))
+    sent = _sent(panel, monkeypatch)
+    panel.controls["n"].value = 2
+    assert seen == [[2]]  # the heatmap was sent before the bars were computed ...
+    grid, bars = sent[0][0]["state"]["figures"]
+    assert json.loads(bars["json"])["data"][0]["y"] == [0, 0, 0]  # ... with the bars as the view had them
+    grid, bars = panel.view.figures  # then every figure
+    assert json.loads(bars["json"])["data"][0]["y"] == [2, 2, 2] and panel.view.revision == 3
+
+
+def test_update_failing_after_the_heatmaps_went_out_restores_the_view():
+    def fail_at_3(n):
+        if n == 3:
+            raise ValueError("bars failed")
+
+    panel = _two_figure_panel(fail_at_3)
+    panel.controls["n"].value = 1
+    shown = list(panel.view.figures)
+    panel.controls["n"].value = 3
+    assert panel.status == "⚠ ValueError: bars failed" and panel.view.figures == shown
 
 
 def test_failed_update_leaves_the_view_as_it_was(monkeypatch):

@@ -98,6 +98,10 @@ class LivePanel:
         self.static_grid = None if static_grid is None else {k: list(v) for k, v in static_grid.items()}
         self.controls: dict[str, W.Widget] = dict(controls)
         self._figures: list[LiveFigure] = [_live(f) for f in figures]
+        self._early: float | None = None  # while an update runs: when it started, until its heatmaps were sent
+        for f in self._figures:
+            if isinstance(f, LiveGrid):
+                f.on_record = self._send_heatmaps
         self._update = update
         self._drawn: dict[str, Any] | None = None  # the values the view shows (the last update that succeeded)
         self._behind = False  # True while the plotly figures lag behind the view
@@ -160,33 +164,49 @@ class LivePanel:
         self.refresh()
 
     def refresh(self) -> bool:
-        """Run `update(figures, **values)` and send the figures to the view in one message.
+        """Run `update(figures, **values)` and send the figures to the view: the head grids as soon as `update`
+        has recorded the first one (the rest of `update`, e.g. a saturation panel, stays off the heatmap's critical
+        path), then every figure in one message.
 
         Returns: True on success; False if `update` raised (the message is then in `status`, the view unchanged).
         """
         started = time.perf_counter()
         self.updates += 1
+        self._replace_stalled_view()
         values = self.values()
         records = [getattr(f, "record", None) for f in self._figures]
+        shown = list(self.view.figures)
+        self._early = started if self.view.revision else None  # the first update sends everything at once
         try:
             self._update(self._figures, **values)
         except Exception as exc:  # noqa: BLE001  (a learner must never see a traceback here)
             for f, record in zip(self._figures, records):
                 if isinstance(f, LiveGrid):
                     f.record = record  # what the view still shows
+            if self._early is None and self.view.revision and self.view.figures != shown:
+                self.view.show_parts(shown)  # the heatmaps went out before `update` raised: back to what was shown
+            self._early = None
             self._behind = True  # `update` may have changed plotly figures before it raised
             self.last_error = exc
             self.status = t("⚠ {error}: {message}", error=type(exc).__name__, message=exc)
             self.status_widget.value = f"<span style='color:#b00020'>{html.escape(self.status)}</span>"
             return False
-        self._drawn, self._behind = values, True
-        self._replace_stalled_view()
+        self._drawn, self._behind, self._early = values, True, None
         self.view.show(self._figures, started)
         if self.last_error is not None or self.status:
             self.last_error = None
             self.status = ""
             self.status_widget.value = ""
         return True
+
+    def _send_heatmaps(self) -> None:
+        """LiveGrid.on_record: the first head grid of this update is recorded; send the grids now, the other
+        figures as the view has them."""
+        started, self._early = self._early, None
+        if started is None or len(self.view.figures) != len(self._figures):
+            return
+        parts = [f.part() if isinstance(f, LiveGrid) else old for f, old in zip(self._figures, self.view.figures)]
+        self.view.show_parts(parts, started)
 
     def figures_at(self, **values: Any) -> list[go.Figure]:
         """What the panel draws at other settings: `update` run on static copies of its figures.

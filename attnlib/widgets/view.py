@@ -53,6 +53,7 @@ class LiveGrid(LiveFigure):
 
     recording = True
     record: tuple = ()
+    on_record: Any = None  # called after each recording (the panel sends the new heatmap at once)
 
     def __init__(self, figure: go.Figure):
         """Copy `figure` (made by viz.head_grid_figure or viz.heatmap_figure) and record what it shows."""
@@ -63,6 +64,8 @@ class LiveGrid(LiveFigure):
         """Called by viz.update_head_grid with its checked inputs; True when they were recorded."""
         if self.recording:
             self.record = (weights, q_tokens, k_tokens, allowed)
+            if self.on_record is not None:
+                self.on_record()
         return self.recording
 
     def part(self) -> dict:
@@ -118,12 +121,17 @@ class PanelView(anywidget.AnyWidget):
         self.on_msg(self._on_msg)
 
     def show(self, figures: list[LiveFigure], started: float | None = None) -> None:
-        """Send every figure as it is now, in one message.
+        """Send every figure as it is now, in one message (none if the view has them already).
 
         Args: figures: the panel's figures. started: time.perf_counter() when the update began (its duration,
             including this serialization, goes along as `python_ms`), or None.
         """
         parts = [f.part() for f in figures]
+        if parts != self.figures or not self.revision:  # unchanged since the heatmaps went out: nothing to send
+            self.show_parts(parts, started)
+
+    def show_parts(self, parts: list[dict], started: float | None = None) -> None:
+        """Send figure parts (LiveFigure.part) in one message; `started` as for `show`."""
         with self.hold_sync():
             if self.plotly is None and any(p["kind"] == "plotly" for p in parts):
                 self.plotly = plotly_source()
