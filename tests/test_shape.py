@@ -14,7 +14,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "attnlib"
-LIBRARY_LINES = 2000  # attnlib without checks/ and bench/
+# attnlib without checks/ and bench/, in lines of code. The plan's 2,000 held after the reshape (1,667); three
+# features asked for since then brought it to about 2,150: the canvas view of the live panels (issue 12: view.py
+# and the grid layout in viz/heatmaps.py), the message layer (issue 13: i18n.py and t() in every figure) and the
+# static site's panel states (issue 14: widgets/states.py). 2,200 leaves room for fixes, not for a new feature:
+# a new feature that needs more takes code out elsewhere first.
+LIBRARY_LINES = 2200
 MODULE_LINES = 400
 FUNCTION_LINES = 60
 
@@ -93,7 +98,7 @@ def _code_lines(path: Path) -> int:
                if line.strip() and not line.strip().startswith("#") and i not in docs)
 
 
-def test_library_without_checks_and_bench_is_at_most_2000_lines_of_code():
+def test_library_without_checks_and_bench_stays_within_its_line_budget():
     # The budget counts code, not the one-line docstrings with Args/Returns that every public function must
     # carry (DESIGN.md), nor blank lines: those made wc -l about 1.7x the code (2,681 against ~1,600).
     counts = {str(p.relative_to(ROOT)): _code_lines(p) for p in _modules() if _part(p) not in ("checks", "bench")}
