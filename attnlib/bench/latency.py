@@ -22,16 +22,10 @@ import os
 import time
 from typing import Any
 
+from ..measure import percentile
+
 P95_TARGET_MS = 10.0
 SPEEDUP_TARGET = 4.0
-
-
-def percentile(values: list[float], q: float) -> float:
-    """The q-th percentile (0..100) with linear interpolation, like numpy's default."""
-    xs = sorted(values)
-    pos = (len(xs) - 1) * q / 100
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
 def _two_values(control: Any) -> list[Any]:
@@ -93,6 +87,21 @@ def _rebuild(explorer: Any, events: int) -> list[float]:
     return times
 
 
+def _time_controls(panels: dict, warmup: int, events: int) -> tuple[dict, list[float], list[float]]:
+    """Time every control of every panel: {panel.control: [wall p50, p95, CPU p50, p95]}, all wall and CPU times."""
+    per_control, every, cpu = {}, [], []
+    for label, panel in panels.items():
+        for name in panel.controls:
+            _time_control(panel, name, warmup, [])
+            own: list[float] = []
+            times = _time_control(panel, name, events, own)
+            per_control[f"{label}.{name}"] = [round(percentile(v, q), 2) for v, q in ((times, 50), (times, 95),
+                                                                                      (own, 50), (own, 95))]
+            every += times
+            cpu += own
+    return per_control, every, cpu
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure and print; the last line is the JSON summary.
 
@@ -120,16 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                                  max_seq=max(32, args.seq), mask="causal")
     build_ms = (time.perf_counter() - t0) * 1000
     panels = {"attention": explorer, "saturation": SaturationExplorer(n_keys=64)}
-    per_control, every, cpu = {}, [], []
-    for label, panel in panels.items():
-        for name in panel.controls:
-            _time_control(panel, name, args.warmup, [])
-            own: list[float] = []
-            times = _time_control(panel, name, args.events, own)
-            per_control[f"{label}.{name}"] = [round(percentile(v, q), 2) for v, q in ((times, 50), (times, 95),
-                                                                                      (own, 50), (own, 95))]
-            every += times
-            cpu += own
+    per_control, every, cpu = _time_controls(panels, args.warmup, args.events)
     rebuild = _rebuild(explorer, args.rebuild_events)
 
     p50, p95 = percentile(every, 50), percentile(every, 95)
