@@ -24,7 +24,7 @@ def check_param_count(fn: Callable[[int, int], int]) -> bool:
         expected = sum(p.numel() for p in MultiHeadAttention(d_model, heads).parameters())
         got, error = call(fn, d_model, heads)
         if error:
-            return say(False, f"param_count({d_model}, {heads}): {error}")
+            return say(False, t("{call}: {error}", call=f"param_count({d_model}, {heads})", error=error))
         if isinstance(got, torch.Tensor) and got.numel() == 1:
             got = got.item()
         if isinstance(got, bool) or not isinstance(got, (int, float)) or got != expected:
