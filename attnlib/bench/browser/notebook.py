@@ -256,7 +256,11 @@ class NotebookPage:
         return self.run
 
     def main_panel(self, timeout_s: float = 30) -> dict:
-        """Wait for the main panel's heatmap and slider handle; return PANEL_JS's state (check "panels" == 1)."""
+        """Scroll to the main panel, as a learner would, then wait for its heatmap and slider handle; return
+        PANEL_JS's state (check "panels" == 1). JupyterLab may defer drawing an output far outside the viewport:
+        once (04, in CI) a panel scrolled away had not drawn after 30 s."""
+        self.wait_for(PANEL_JS, lambda s: s["panels"] >= 1, timeout_s, "main panel (.al-main-panel)")
+        self.page.locator(".al-main-panel").first.scroll_into_view_if_needed()
         state = self.wait_for(PANEL_JS, lambda s: s["panels"] > 1 or (s["z"] and s["handle"]), timeout_s,
                               "main panel (.al-main-panel) with a slider (.al-main-slider .noUi-handle) and a "
                               "drawn first figure (.al-heatmap canvas, or .js-plotly-plot with data)")
