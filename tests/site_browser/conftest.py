@@ -13,7 +13,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-from attnlib.bench.browser.lab import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from attnlib.bench.site import build_course_site  # noqa: E402
 
 SHOTS = ROOT / "build" / "site-browser"
@@ -30,37 +29,6 @@ def pytest_collection_modifyitems(session, config, items):
         return here in Path(str(item.fspath)).resolve().parents
 
     items[:] = [i for i in items if not in_here(i)] + [i for i in items if in_here(i)]
-
-
-def skip_or_fail(reason: str) -> None:
-    """Skip on a developer's machine; fail in CI, where .ci/run installs Chromium."""
-    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
-        pytest.fail(f"{reason} (CI is set, so this is a failure: .ci/run installs chromium)", pytrace=False)
-    pytest.skip(f"{reason}; install it with `apt-get install -y chromium` to run the browser tests")
-
-
-@pytest.fixture(scope="session")
-def chromium() -> Path:
-    """Debian's Chromium binary; skips (or fails when CI is set) if it, or playwright, is missing."""
-    if not CHROMIUM.exists():
-        skip_or_fail(f"{CHROMIUM} not found")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        skip_or_fail("the python package playwright is not installed")
-    return CHROMIUM
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args, chromium):
-    """pytest-playwright launches Debian's Chromium (never a downloaded browser), headless unless --headed."""
-    return {**browser_type_launch_args, "executable_path": str(chromium), "args": CHROMIUM_ARGS}
-
-
-@pytest.fixture(scope="session")
-def browser_context_args(browser_context_args):
-    """Every page is 1280x900."""
-    return {**browser_context_args, "viewport": {"width": 1280, "height": 900}}
 
 
 @pytest.fixture(scope="session")
