@@ -1,6 +1,8 @@
 """Control change → update sent to the browser, in the kernel: both explorers, every control, in place vs rebuilt.
 
 `python -m attnlib.bench latency [--events 10] [--rebuild-events 20] [--heads 8] [--seq 32] [--strict]`
+`python -m attnlib.bench latency --notebooks [NN …]`: every control of every panel of the notebooks instead
+(latency_notebooks.py).
 
 For every control of the AttentionExplorer (8 heads × 32 tokens by default) and of the SaturationExplorer (64 keys),
 each event sets the control's value in code, alternating between two values, and times until `control.value = v`
@@ -28,8 +30,12 @@ P95_TARGET_MS = 10.0
 SPEEDUP_TARGET = 4.0
 
 
-def _two_values(control: Any) -> list[Any]:
-    """Two values of a control near its current one (so that every event changes something)."""
+def two_values(control: Any) -> list[Any]:
+    """Two values of a control near its current one (so that every event changes something).
+
+    Args: control: an ipywidgets control (checkbox, selection slider or dropdown, log slider, int or float slider).
+    Returns: [a neighbouring value, the current value]: alternating between them ends where it started.
+    """
     if isinstance(control.value, bool):  # a checkbox
         return [not control.value, control.value]
     if hasattr(control, "options"):  # a selection slider or a dropdown
@@ -40,14 +46,20 @@ def _two_values(control: Any) -> list[Any]:
         exponent = math.log(control.value, control.base)
         step = -control.step if exponent + control.step > control.max else control.step
         return [control.base ** (exponent + step), control.value]
-    step = -1 if control.value + 1 > control.max else 1
+    step = getattr(control, "step", None) or 1  # a slider's own step (06's d_model moves in steps of 8)
+    step = -step if control.value + step > control.max else step
     return [control.value + step, control.value]
 
 
-def _time_control(panel: Any, name: str, events: int, cpu: list[float]) -> list[float]:
-    """Milliseconds (wall clock) of `events` changes of control `name`; CPU times appended to `cpu`."""
+def time_control(panel: Any, name: str, events: int, cpu: list[float]) -> list[float]:
+    """Milliseconds (wall clock) of `events` changes of control `name`; CPU times appended to `cpu`.
+
+    Args: panel: a LivePanel. name: one of its controls. events: changes to time (alternating, see two_values).
+        cpu: a list the CPU time of this process per event is appended to (ms).
+    Returns: the wall-clock ms per event, until `control.value = v` returned (update + the message to the view).
+    """
     control, times = panel.controls[name], []
-    values = _two_values(control)
+    values = two_values(control)
     for i in range(events):
         c0, t0 = time.process_time(), time.perf_counter()
         control.value = values[i % 2]
@@ -65,7 +77,7 @@ def _rebuild(explorer: Any, events: int) -> list[float]:
     from attnlib.widgets import D_K_OPTIONS, LiveFigure, LiveGrid, PanelView, row_stats, saturation_curves
 
     values, times = explorer.values(), []
-    d_ks = _two_values(explorer.controls["d_k"])
+    d_ks = two_values(explorer.controls["d_k"])
     for i in range(events):
         t0 = time.perf_counter()
         values["d_k"] = d_ks[i % 2]
@@ -87,14 +99,18 @@ def _rebuild(explorer: Any, events: int) -> list[float]:
     return times
 
 
-def _time_controls(panels: dict, warmup: int, events: int) -> tuple[dict, list[float], list[float]]:
-    """Time every control of every panel: {panel.control: [wall p50, p95, CPU p50, p95]}, all wall and CPU times."""
+def time_controls(panels: dict, warmup: int, events: int) -> tuple[dict, list[float], list[float]]:
+    """Time every control of every panel.
+
+    Args: panels: label → LivePanel. warmup: untimed events per control first. events: timed events per control.
+    Returns: ({"label.control": [wall p50, p95, CPU p50, p95] in ms}, every wall time, every CPU time).
+    """
     per_control, every, cpu = {}, [], []
     for label, panel in panels.items():
         for name in panel.controls:
-            _time_control(panel, name, warmup, [])
+            time_control(panel, name, warmup, [])
             own: list[float] = []
-            times = _time_control(panel, name, events, own)
+            times = time_control(panel, name, events, own)
             per_control[f"{label}.{name}"] = [round(percentile(v, q), 2) for v, q in ((times, 50), (times, 95),
                                                                                       (own, 50), (own, 95))]
             every += times
@@ -111,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         0, or 1 with --strict when a target is missed.
     """
+    if argv is not None and "--notebooks" in argv:  # every panel of the course's notebooks instead
+        from .latency_notebooks import main as notebooks_main
+
+        return notebooks_main(argv)
     parser = argparse.ArgumentParser(prog="python -m attnlib.bench latency", description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10, help="timed events per control")
     parser.add_argument("--rebuild-events", type=int, default=20, help="rebuild events to time")
@@ -129,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                                  max_seq=max(32, args.seq), mask="causal")
     build_ms = (time.perf_counter() - t0) * 1000
     panels = {"attention": explorer, "saturation": SaturationExplorer(n_keys=64)}
-    per_control, every, cpu = _time_controls(panels, args.warmup, args.events)
+    per_control, every, cpu = time_controls(panels, args.warmup, args.events)
     rebuild = _rebuild(explorer, args.rebuild_events)
 
     p50, p95 = percentile(every, 50), percentile(every, 95)
