@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from .._validate import pixels
 from ..i18n import t
 from .convert import ArrayLike, attention_weights, rounded, to_numpy, token_labels
-from .style import OKABE_ITO, figure_meta, layout_base, legend_below, trace
+from .style import OKABE_ITO, assign, figure_meta, layout_base, legend_below, trace
 
 HULL, VALUES, OUTPUT = "convex hull", "value vectors v_j", "output Σ w_j v_j"  # trace names (in English: see trace)
 QUERIES, KEYS = "query q_i", "key k_j"
@@ -90,10 +90,10 @@ def update_convex_hull(fig: go.Figure, values: ArrayLike, weights: ArrayLike, *,
     hull = convex_hull(v)
     closed = np.vstack([hull, hull[:1]])  # [M + 1, 2]
     out = w @ v  # [2]
-    trace(fig, HULL).update(x=rounded(closed[:, 0]), y=rounded(closed[:, 1]))
-    trace(fig, VALUES).update(x=rounded(v[:, 0]), y=rounded(v[:, 1]), text=toks, customdata=rounded(w),
-                              marker_size=rounded(8 + 28 * np.sqrt(w)))
-    trace(fig, OUTPUT).update(x=[rounded(out[0])], y=[rounded(out[1])])
+    assign(fig, trace(fig, HULL), {"x": rounded(closed[:, 0]), "y": rounded(closed[:, 1])})
+    assign(fig, trace(fig, VALUES), {"x": rounded(v[:, 0]), "y": rounded(v[:, 1]), "text": toks,
+                                     "customdata": rounded(w), "marker.size": rounded(8 + 28 * np.sqrt(w))})
+    assign(fig, trace(fig, OUTPUT), {"x": [rounded(out[0])], "y": [rounded(out[1])]})
 
 
 def _qk_plane(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -163,8 +163,8 @@ def update_qk_space(fig: go.Figure, q: ArrayLike, k: ArrayLike, tokens: Optional
     if len(labels) != n:
         raise ValueError(f"tokens must have one label per row: expected {n}, got {len(labels)}")
     q2, k2, shown = _qk_plane(qa, ka)
-    queries.update(x=q2[:, 0], y=q2[:, 1], text=labels)
-    keys.update(x=k2[:, 0], y=k2[:, 1], text=labels)
     how = t("exact") if d_k <= 2 else t("best plane, {share:.0f}% shown", share=rounded(100 * shown, 0))
-    fig.layout.title.text = t("{title} (d_k = {d_k}, {how})", title=meta.get("title", ""), d_k=d_k, how=how)
-    fig.layout.meta = dict(meta, shown=rounded(shown), d_k=d_k)
+    title = t("{title} (d_k = {d_k}, {how})", title=meta.get("title", ""), d_k=d_k, how=how)
+    assign(fig, queries, {"x": q2[:, 0], "y": q2[:, 1], "text": labels},
+           layout={"title.text": title, "meta": dict(meta, shown=rounded(shown), d_k=d_k)})
+    assign(fig, keys, {"x": k2[:, 0], "y": k2[:, 1], "text": labels})
