@@ -141,6 +141,19 @@ def test_every_string_has_a_chinese_version():
     assert static.text("binder_link", "zh") == "在 Binder 上打开这个笔记本"
 
 
+def test_a_snapshot_note_shows_on_and_off_in_the_page_language():
+    from attnlib import i18n
+
+    before = i18n.get_language()
+    try:
+        i18n.set_language("zh")
+        assert (static.setting(True), static.setting(False), static.setting(0.25)) == ("开", "关", "0.25")
+        i18n.set_language("en")
+        assert (static.setting(True), static.setting(False), static.setting(3)) == ("on", "off", "3")
+    finally:
+        i18n.set_language(before)
+
+
 # ---------------------------------------------------------------- building pages and decks
 
 # The 'site' extra (make venv installs it). Without it the build tests skip, except in CI where they fail.
@@ -277,6 +290,16 @@ def test_each_page_links_its_twin_in_the_other_language(built):
     assert "本页可直接操作" in zh and "在 Binder 上实时运行" in zh and "全部笔记本" in zh
     assert 'href="../index.html"' not in zh  # its own index, in zh/
     assert (built["site"] / "zh" / "index.html").exists()
+
+
+def test_the_template_strings_follow_the_edition_language(built):
+    en = (built["site"] / "99_tiny.html").read_text(encoding="utf-8")
+    zh = (built["site"] / "zh" / "99_tiny.html").read_text(encoding="utf-8")
+    assert "<summary>Show the code</summary>" in en and 'aria-label="Course navigation"' in en
+    assert "<summary>显示代码</summary>" in zh and 'aria-label="课程导航"' in zh
+    assert "Show the code" not in zh and "Course navigation" not in zh
+    deck = (built["slides"] / "99_tiny.html").read_text(encoding="utf-8")
+    assert "<summary>Show the code</summary>" in deck
 
 
 def test_binder_url_follows_the_readme_badge():

@@ -3,7 +3,8 @@
     python -m attnlib.bench site [--site DIR] [--repeats N] [--no-build]
 
 Builds the site's pages (both editions when notebooks/zh/ exists; executed notebooks cached in build/executed)
-into build/site-bench/site unless --site names a built one, opens every page from file:// with every request
+into build/site-bench/site unless --site names a built one (--no-build: never build; the site is --site, by
+default build/site, the output of `make site`), opens every page from file:// with every request
 that is not file:// aborted, and moves each live control of the main panel `repeats` times. One move is timed
 in the page from the control's input/change event to Plotly.react's promise and the next two animation frames
 (the figure painted). Prints a line per page and, last, one line of JSON: per page the median and max ms, the
@@ -118,6 +119,8 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m attnlib.bench site", description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, help="a built site (default: build it into build/site-bench/site)")
     parser.add_argument("--repeats", type=int, default=8, help="moves per control (default 8)")
+    parser.add_argument("--no-build", action="store_true",
+                        help="never build: time the site in --site (default build/site), which must exist")
     parser.add_argument("notebooks", nargs="*", type=Path, help="build only these (default: the course)")
     return parser.parse_args(argv)
 
@@ -129,7 +132,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     from attnlib.bench.browser.lab import CHROMIUM, CHROMIUM_ARGS
 
     args = parse_args(argv)
-    site = args.site or build_course_site(ROOT / "build" / "site-bench" / "site", args.notebooks)
+    if args.no_build:
+        site = args.site or ROOT / "build" / "site"
+        if not site_pages(Path(site)):
+            raise SystemExit(f"bench site: --no-build, and {site} holds no built notebook page (run `make site`)")
+    else:
+        site = args.site or build_course_site(ROOT / "build" / "site-bench" / "site", args.notebooks)
     rows = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)

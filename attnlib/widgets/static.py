@@ -53,6 +53,11 @@ TEXT = {
                          "JupyterLab (`make lab`) or on Binder."),
         "index_header": "| # | Notebook | Article section | What you do | |",
         "continued": "{label} (continued)",
+        "show_code": "Show the code",
+        "nav_label": "Course navigation",
+        "live_panel": "Live panel",
+        "on": "on",
+        "off": "off",
     },
     "zh": {
         "snapshot_at": "（静态快照：{settings}）。",
@@ -81,6 +86,11 @@ TEXT = {
                          "JupyterLab（`make lab`）或 Binder 中操作。"),
         "index_header": "| # | 笔记本 | 文章章节 | 内容 | |",
         "continued": "{label}（续）",
+        "show_code": "显示代码",
+        "nav_label": "课程导航",
+        "live_panel": "交互面板",
+        "on": "开",
+        "off": "关",
     },
 }
 
@@ -97,11 +107,16 @@ def is_static() -> bool:
     return os.environ.get(STATIC_ENV) == "1"
 
 
+def setting(value: Any) -> str:
+    """A control value as a page shows it in the current language: on/off translated, numbers as `shown`."""
+    return text("on" if value else "off") if isinstance(value, bool) else shown(value)
+
+
 def _note(panel: Any) -> str:
     """The note under a panel's title: its settings, its caption, where the sliders move (BINDER_SLOT for the link)."""
-    settings = ", ".join(f"{label(name, c)} = {shown(c.value)}"
+    settings = ", ".join(f"{label(name, c)} = {setting(c.value)}"
                          for name, c in panel.controls.items() if not getattr(c, "disabled", False))
-    parts = [f"<b>{html.escape(panel.title)}</b>" if panel.title else "<b>Live panel</b>",
+    parts = [f"<b>{html.escape(panel.title)}</b>" if panel.title else f"<b>{text('live_panel')}</b>",
              html.escape(text("snapshot_at", settings=settings) if settings else text("snapshot")),
              f" {html.escape(panel.caption)}" if getattr(panel, "caption", "") else "",
              f"{html.escape(text('live_in_lab'))} {BINDER_SLOT}"]
