@@ -402,7 +402,56 @@ def test_masked_cells_and_other_figures_reach_the_view():
     masked = np.frombuffer(grid["masked"], dtype=np.uint8).reshape(2, 5, 5)  # [heads, N, N]
     np.testing.assert_array_equal(masked[1], (~al.causal_mask(5)).numpy())
     assert grid["note"] and len(grid["domains"]) == 2 and grid["labels"] == ["head 1", "head 2"]
-    assert sat["kind"] == "plotly" and json.loads(sat["json"])["layout"]["meta"]["kind"] == "saturation"
+    assert sat["kind"] == "chart" and json.loads(sat["json"])["layout"]["meta"]["kind"] == "saturation"
+
+
+def _chart(panel, i):
+    """The plotly JSON the view draws figure i from, on a canvas (panel_view.js Chart)."""
+    part = panel.view.figures[i]
+    assert part["kind"] == "chart"
+    return json.loads(part["json"])
+
+
+def _plotly_json(fig):
+    """A figure's data and layout as plotly JSON, without the template (the canvas draws plotly_white's look)."""
+    figure = json.loads(widgets.view.LiveFigure(fig).part()["json"])  # as the view gets any other figure
+    figure["layout"].pop("template")
+    return figure
+
+
+def test_saturation_chart_is_the_plotly_figure():
+    ex = widgets.AttentionExplorer(seq_len=5, heads=2, mask="causal", query=1)
+    ex.controls["d_k"].value = 64
+    chart = _chart(ex, 1)  # what the canvas draws, recorded without plotly's validation ...
+    assert chart == _plotly_json(ex.figures[1])  # ... is the plotly figure, brought up to date when code reads it
+    bars = chart["data"][0]
+    assert bars["marker"]["color"] == [viz.saturation.BAR_COLOR] * 2 + [viz.style.MASK_COLOR] * 3  # keys 3-5 masked
+    assert [d["x"] for d in chart["data"] if d["name"] == MARKER_NAME] == [[64]] * 3
+    assert [s["x0"] for s in chart["layout"]["shapes"]] == [64] * 3 and all(s["visible"] for s in chart["layout"]["shapes"])
+
+
+def test_histogram_chart_follows_the_controls_and_the_plotly_figure_catches_up():
+    sx = widgets.SaturationExplorer(d_k=16, n_keys=8)
+    before = list(sx._figures[1].data[0].y)
+    sx.controls["d_k"].value = 256
+    assert list(sx._figures[1].data[0].y) == before  # while the view draws the chart, plotly's copy waits ...
+    hist = _chart(sx, 1)
+    assert hist == _plotly_json(sx.figures[1]) and hist["data"][0]["y"] != before  # ... and catches up when read
+    assert _chart(sx, 0) == _plotly_json(sx.figures[0])
+
+
+def test_chart_changes_apply_to_copies():
+    data, layout = [{"y": [1]}], {"xaxis": {"title": {"text": "a"}}}
+    changes = {("data", 0, "y"): [2], ("layout", "xaxis", "range"): [0, 1], ("layout", "shapes", 0, "x0"): 3}
+    new_data, new_layout = widgets.view.patched(data, layout | {"shapes": [{"x0": 1}]}, changes)
+    assert new_data[0]["y"] == [2] and new_layout["xaxis"] == {"title": {"text": "a"}, "range": [0, 1]}
+    assert new_layout["shapes"] == [{"x0": 3}]
+    assert data == [{"y": [1]}] and layout == {"xaxis": {"title": {"text": "a"}}}  # the figure's own dicts untouched
+
+
+def test_row_stats_jacobian_norm_is_the_closed_form_of_al_jacobian_norm():
+    w = torch.softmax(torch.randn(50, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) * 4, -1)
+    assert explorers.row_stats(w)["jacobian_norm"] == pytest.approx(float(al.jacobian_norm(w).mean()), abs=1e-12)
 
 
 def _two_figure_panel(after_grid):
@@ -473,8 +522,9 @@ def test_view_module_is_small_and_loads_plotly_once_per_kernel():
     # anywidget rejects a module that has not loaded within 2 s: the view's own module stays small, and plotly.js
     # (5 MB) comes once per kernel through one shared PlotlySource model, imported once per page
     assert len(widgets.PanelView._esm) < 40_000
-    a, b = widgets.AttentionExplorer(seq_len=4, heads=1), widgets.SaturationExplorer()
+    a, b = _two_figure_panel(lambda n: None), _two_figure_panel(lambda n: None)  # a plain plotly bar chart each
     assert a.view.plotly is b.view.plotly and len(a.view.plotly.source) > 1_000_000
+    assert widgets.SaturationExplorer().view.plotly is None  # canvases only: plotly.js is not sent at all
 
 
 def test_figures_read_from_code_are_up_to_date_and_recording_resumes():

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from .._validate import integer, pixels
 from ..i18n import t
 from .convert import ArrayLike, escape, rounded, to_numpy
+from .saturation import trace_changes, write_changes
 from .style import OKABE_ITO, figure_meta, layout_base, trace
 
 NORMAL_NAME = "N(0, 1) density"  # in English: see trace
@@ -65,12 +66,15 @@ def update_score_histogram(fig: go.Figure, scores: Scores) -> None:
     hi = max(max(float(a.max()) for a in data.values()), 4.0)
     edges = np.linspace(lo, hi, int(meta["bins"]) + 1)
     centres = (edges[:-1] + edges[1:]) / 2
-    bars = [t for t in fig.data if t.type == "bar"]  # one per series, renamed with each update
-    for bar, (label, arr) in zip(bars, data.items()):
+    bars = [i for i, tr in enumerate(fig.data) if tr.type == "bar"]  # one per series, renamed with each update
+    changes: dict = {}
+    for i, (label, arr) in zip(bars, data.items()):
         density, _ = np.histogram(arr, bins=edges, density=True)
-        bar.update(x=rounded(centres), y=rounded(density), width=rounded(edges[1] - edges[0]),
-                   name=t("{label} (var {var:.2f})", label=label, var=rounded(arr.var(), 2)),
-                   hovertemplate=t("score %{{x:.2f}}<br>density %{{y:.4f}}<extra>{label}</extra>", label=escape(label)))
+        changes |= trace_changes(i, x=rounded(centres), y=rounded(density), width=rounded(edges[1] - edges[0]),
+                                 name=t("{label} (var {var:.2f})", label=label, var=rounded(arr.var(), 2)),
+                                 hovertemplate=t("score %{{x:.2f}}<br>density %{{y:.4f}}<extra>{label}</extra>",
+                                                 label=escape(label)))
     grid = np.linspace(lo, hi, 241)
-    pdf = np.exp(-grid**2 / 2) / math.sqrt(2 * math.pi)
-    trace(fig, NORMAL_NAME).update(x=rounded(grid), y=rounded(pdf))
+    normal = next(i for i, tr in enumerate(fig.data) if tr is trace(fig, NORMAL_NAME))
+    changes |= trace_changes(normal, x=rounded(grid), y=rounded(np.exp(-grid**2 / 2) / math.sqrt(2 * math.pi)))
+    write_changes(fig, changes)

@@ -107,30 +107,59 @@ def saturation_figure(row_weights: ArrayLike, curves: Curves, *, k_tokens: Optio
     return fig
 
 
-def _set_bars(fig: go.Figure, row: np.ndarray, toks: list[str], allowed: np.ndarray, state: dict) -> None:
-    """The bar chart: keys (grey when masked) only when they changed, then the weights."""
-    bars = trace(fig, "weight")
-    if state.get("keys") != (tuple(toks), allowed.tobytes()):
-        n = len(toks)
-        bars.update(x=np.arange(n), customdata=np.asarray(toks, dtype=object),
-                    marker_color=np.where(allowed, BAR_COLOR, MASK_COLOR).astype(object))
-        vals, text = ticks(toks, (fig.layout.width or 440) * 0.35)
-        fig.layout.xaxis.update(tickvals=vals, ticktext=text, range=[-0.5, n - 0.5])
-        state["keys"] = (tuple(toks), allowed.tobytes())
-    bars.y = rounded(row)
+def write_changes(fig: go.Figure, changes: dict) -> None:
+    """Apply {("data", i, key, ...) or ("layout", key, ...): value}: recorded for a live panel's view when the figure
+    records (`fig.record_chart`, widgets.view.LiveChart), else written as plotly properties, skipping the unchanged.
+
+    Args: fig: a figure. changes: property paths (trace index, or layout keys and list indices) → new values.
+    Returns: None.
+    """
+    record = getattr(fig, "record_chart", None)
+    if record is not None and record(changes):
+        return
+    written = getattr(fig, "_al_written", None) or {}  # lost when the figure is copied: then all is rewritten
+    for path, value in changes.items():
+        if path in written and np.array_equal(np.asarray(written[path], dtype=object), np.asarray(value, dtype=object)):
+            continue
+        node = fig.data[path[1]] if path[0] == "data" else fig.layout
+        for key in path[2 if path[0] == "data" else 1:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        written[path] = value
+    fig._al_written = written
 
 
-def _set_curves(fig: go.Figure, curves: Curves, state: dict) -> None:
-    """The six curves, only when their values changed."""
+def trace_changes(i: int, **props: Any) -> dict:
+    """{("data", i, name): value} for `write_changes`: properties of trace i."""
+    return {("data", i, name): value for name, value in props.items()}
+
+
+def _indices(fig: go.Figure) -> dict:
+    """Trace index by (English name, x axis), found by name (in any language) once per figure."""
+    if getattr(fig, "_al_index", None) is None:
+        keys = [("weight", "x")] + [(n, a) for a in CURVE_AXES for n in (LINES["scaled"][0], LINES["unscaled"][0],
+                                                                          MARKER_NAME)]
+        position = {id(tr): i for i, tr in enumerate(fig.data)}
+        fig._al_index = {(name, axis): position[id(trace(fig, name, xaxis=axis))] for name, axis in keys}
+    return fig._al_index
+
+
+def _bar_changes(fig: go.Figure, i: int, row: np.ndarray, toks: list[str], allowed: np.ndarray) -> dict:
+    """The bar chart: keys (grey when masked) and their ticks, then the weights."""
+    n = len(toks)
+    vals, text = ticks(toks, (fig.layout.width or 440) * 0.35)
+    return {**trace_changes(i, x=np.arange(n), customdata=np.asarray(toks, dtype=object), y=rounded(row)),
+            ("data", i, "marker", "color"): np.where(allowed, BAR_COLOR, MASK_COLOR).astype(object),
+            ("layout", "xaxis", "tickvals"): vals, ("layout", "xaxis", "ticktext"): text,
+            ("layout", "xaxis", "range"): [-0.5, n - 0.5]}
+
+
+def _curve_changes(fig: go.Figure, index: dict, curves: Curves) -> dict:
+    """The six curves."""
     if list(_d_k_values(curves)) != list(fig.layout.meta["d_k_values"]):
         raise ValueError(f"curves must have the figure's d_k grid {list(fig.layout.meta['d_k_values'])}")
-    ys = {(kind, key): rounded(curves[kind][key]) for kind in LINES for key in CURVE_KEYS}
-    signature = tuple(v.tobytes() for v in ys.values())
-    if state.get("curves") != signature:
-        for key, axis in zip(CURVE_KEYS, CURVE_AXES):
-            for kind, (name, *_) in LINES.items():
-                trace(fig, name, xaxis=axis).y = ys[kind, key]
-        state["curves"] = signature
+    return {("data", index[name, axis], "y"): rounded(curves[kind][key])
+            for key, axis in zip(CURVE_KEYS, CURVE_AXES) for kind, (name, *_) in LINES.items()}
 
 
 def update_saturation(fig: go.Figure, row_weights: ArrayLike, *, curves: Optional[Curves] = None,
@@ -151,19 +180,16 @@ def update_saturation(fig: go.Figure, row_weights: ArrayLike, *, curves: Optiona
     d_k = None if d_k is None else integer("d_k", d_k, minimum=1)
     if current is not None and d_k is not None and not set(CURVE_KEYS) <= set(current):
         raise ValueError(f"current must have the keys {list(CURVE_KEYS)}, got {sorted(current)}")
-    state = getattr(fig, "_al_sat_state", None) or {}  # lost when the figure is copied: then all is rewritten
-    _set_bars(fig, row, toks, allowed, state)
-    if row_label is not None and state.get("row_label") != row_label:
-        fig.layout.annotations[0].text = str(row_label)
-        state["row_label"] = row_label
+    index = _indices(fig)
+    changes = _bar_changes(fig, index["weight", "x"], row, toks, allowed)
+    if row_label is not None:
+        changes["layout", "annotations", 0, "text"] = str(row_label)
     if curves is not None:
-        _set_curves(fig, curves, state)
+        changes.update(_curve_changes(fig, index, curves))
+    shown = current is not None and d_k is not None
     for key, axis in zip(CURVE_KEYS, CURVE_AXES):
-        shown = current is not None and d_k is not None
-        trace(fig, MARKER_NAME, xaxis=axis).update(x=[d_k] if shown else [None],
-                                                   y=[rounded(current[key])] if shown else [None])
-    if state.get("d_k", 0) != d_k:
-        for shape in fig.layout.shapes:
-            shape.update(visible=d_k is not None, x0=d_k or 1, x1=d_k or 1)
-        state["d_k"] = d_k
-    fig._al_sat_state = state
+        changes |= trace_changes(index[MARKER_NAME, axis], x=[d_k] if shown else [None],
+                                 y=[rounded(current[key])] if shown else [None])
+    changes |= {("layout", "shapes", j, name): value for j in range(len(fig.layout.shapes))
+                for name, value in (("visible", d_k is not None), ("x0", d_k or 1), ("x1", d_k or 1))}
+    write_changes(fig, changes)

@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from .._validate import function
 from ..i18n import t
 from . import static
-from .view import LiveFigure, LiveGrid, PanelView
+from .view import LiveChart, LiveFigure, LiveGrid, PanelView
 
 SLIDERS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.SelectionSlider, W.IntRangeSlider,
            W.FloatRangeSlider, W.SelectionRangeSlider)
@@ -57,10 +57,14 @@ def _check_static_grid(static_grid: Any, controls: dict) -> None:
             raise ValueError(f"static_grid[{name!r}] must be a non-empty list of values, got {values!r}")
 
 
+CHARTS = ("saturation", "score_histogram")  # figures the view draws on a canvas from recorded changes (LiveChart)
+
+
 def _live(fig: go.Figure) -> LiveFigure:
-    """A panel's own copy of `fig`: a LiveGrid for a head grid (drawn on a canvas), else a LiveFigure."""
-    meta = fig.layout.meta
-    return LiveGrid(fig) if isinstance(meta, dict) and meta.get("kind") == "head_grid" else LiveFigure(fig)
+    """A panel's own copy of `fig`: a LiveGrid for a head grid, a LiveChart for a saturation figure or score
+    histogram (both drawn on canvases), else a LiveFigure."""
+    kind = fig.layout.meta.get("kind") if isinstance(fig.layout.meta, dict) else None
+    return LiveGrid(fig) if kind == "head_grid" else LiveChart(fig) if kind in CHARTS else LiveFigure(fig)
 
 
 class LivePanel:
@@ -142,7 +146,7 @@ class LivePanel:
     def figures(self) -> list[go.Figure]:
         """The figures as the view shows them (their plotly properties are brought up to date first)."""
         if self._behind and self._drawn is not None:
-            grids = [f for f in self._figures if isinstance(f, LiveGrid)]
+            grids = [f for f in self._figures if isinstance(f, (LiveGrid, LiveChart))]
             for f in grids:
                 f.recording = False
             try:
@@ -181,7 +185,7 @@ class LivePanel:
             self._update(self._figures, **values)
         except Exception as exc:  # noqa: BLE001  (a learner must never see a traceback here)
             for f, record in zip(self._figures, records):
-                if isinstance(f, LiveGrid):
+                if isinstance(f, (LiveGrid, LiveChart)):
                     f.record = record  # what the view still shows
             if self._early is None and self.view.revision and self.view.figures != shown:
                 self.view.show_parts(shown)  # the heatmaps went out before `update` raised: back to what was shown

@@ -1,7 +1,8 @@
 // The figures of one live panel (attnlib/widgets/view.py, an anywidget). A head grid is drawn on two canvases
-// (labels, then cells) from a float32 buffer; any other figure by plotly.js, which PlotlySource sends once per
+// (labels, then cells) from a float32 buffer; a chart (saturation figure, score histogram) on one canvas from its
+// plotly JSON (bar and scatter traces on cartesian subplots, laid out as plotly does); any other figure by plotly.js, which PlotlySource sends once per
 // kernel. A change is drawn in the next animation frame (updates that arrive before it are skipped, the last one
-// wins): every head grid in that frame, then every plotly figure together in the task after it, so that slow
+// wins): every head grid and chart in that frame, then every plotly figure together in the task after it, so that slow
 // plotly redraws never delay the heatmaps. The view then tells the kernel which revision it drew.
 const FONT = "Arial, sans-serif", INK = "#2a3f5f", NOTE_INK = "#444444", MASK = [200, 200, 200], CROSS = "#555555";
 const lib = (globalThis.__attnlib_plotly ||= { promise: null, Plotly: null });  // shared by every view of the page
@@ -247,20 +248,301 @@ class Grid {  // one head-grid figure: title, labels and colour bar on `base`, t
     this.tip.style.display = "none";
   }
 
-  png() {  // both canvases as one PNG file
-    const out = document.createElement("canvas");
-    out.width = this.base.width;
-    out.height = this.base.height;
-    const ctx = out.getContext("2d");
-    ctx.drawImage(this.base, 0, 0);
-    ctx.drawImage(this.cells, 0, 0);
-    out.toBlob((blob) => {
-      const a = node("a");
-      a.href = URL.createObjectURL(blob);
-      a.download = `${runs(this.fig.title)[0].map((r) => r.text).join("").trim() || "attention"}.png`;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  png() { savePng([this.base, this.cells], this.fig.title); }  // both canvases as one PNG file
+}
+
+function savePng(canvases, title) {  // canvases stacked into one PNG file, named after the figure's title
+  const out = document.createElement("canvas");
+  out.width = canvases[0].width;
+  out.height = canvases[0].height;
+  const ctx = out.getContext("2d");
+  for (const c of canvases) ctx.drawImage(c, 0, 0);
+  out.toBlob((blob) => {
+    const a = node("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = `${runs(title)[0].map((r) => r.text).join("").trim() || "attention"}.png`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  });
+}
+
+const GRID_INK = "#EBF0F8", DASHES = { solid: [], dot: [1, 2], dash: [3, 3], longdash: [5, 3], dashdot: [3, 2, 1, 2] };
+
+function tickLabel(v, step) {  // as plotly writes a tick: the step's decimals, trailing zeros dropped, a real minus
+  let s = Math.abs(v).toFixed(Math.max(0, -Math.floor(Math.log10(step) + 1e-9)));
+  if (s.includes(".")) s = s.replace(/\.?0+$/, "");
+  return (v < 0 && Number(s) !== 0 ? "\u2212" : "") + s;
+}
+
+function autoTicks([lo, hi], px, letter) {  // plotly's auto ticks: ~1 per 80 px (x) or 40 px (y), 5-10, step 2/5/10×10^k
+  const rough = (hi - lo) / (Math.min(Math.max(px / (letter === "x" ? 80 : 40), 4), 9) + 1), out = [];
+  if (!(rough > 0)) return [[lo, tickLabel(lo, 1)]];
+  const base = 10 ** Math.floor(Math.log10(rough)), step = [2, 5, 10].map((m) => m * base).find((s) => s >= rough - 1e-12);
+  for (let k = Math.ceil(lo / step - 1e-9); k <= Math.floor(hi / step + 1e-9); k++) out.push([k * step, tickLabel(k * step, step)]);
+  return out;
+}
+
+function logTicks([lo, hi], dtick) {  // a log axis (range in log10 units): every `dtick`, else 1, 2, 5 per decade
+  const vs = [];
+  if (typeof dtick === "number") for (let k = Math.ceil(lo / dtick - 1e-9); k <= hi / dtick + 1e-9; k++) vs.push(10 ** (k * dtick));
+  else for (let e = Math.floor(lo); e <= Math.ceil(hi); e++) vs.push(...[1, 2, 5].map((m) => m * 10 ** e).filter((v) => Math.log10(v) >= lo - 1e-9 && Math.log10(v) <= hi + 1e-9));
+  return vs.map((v) => [v, String(Number(v.toPrecision(6)))]);
+}
+
+function autorange(a, traces, letter, log) {  // as plotly, roughly: 5 % padding, bars from 0, rangemode "tozero"
+  const bars = traces.some((tr) => tr.type === "bar");
+  let vs = [];
+  for (const tr of traces) {
+    let v = tr[letter].filter((u) => u !== null && (!log || u > 0));
+    if (tr.type === "bar" && letter === "y") v.push(0);
+    if (tr.type === "bar" && letter === "x" && v.length) v = [Math.min(...v) - tr.width / 2, Math.max(...v) + tr.width / 2];
+    vs = vs.concat(log ? v.map(Math.log10) : v);
+  }
+  if (!vs.length) return [0, 1];
+  const lo = Math.min(...vs), hi = Math.max(...vs), zero = !log && (a.rangemode === "tozero" || bars), pad = 0.05 * (hi - lo || 1);
+  if (bars && letter === "x") return [lo, hi];
+  return [zero && lo >= 0 ? 0 : lo - pad, zero && hi <= 0 ? 0 : hi + pad];
+}
+
+function axis(layout, ref, traces, letter, px) {  // one axis of a subplot: domain, range, ticks [[value, label]], title
+  const a = layout[`${letter}axis${ref.slice(1)}`] || {}, log = a.type === "log", domain = a.domain || [0, 1];
+  const range = a.range && a.autorange !== true ? a.range : autorange(a, traces, letter, log);
+  const ticks = a.tickvals ? a.tickvals.map((v, i) => [v, String((a.ticktext || a.tickvals)[i])])
+    : log ? logTicks(range, a.dtick) : autoTicks(range, px * (domain[1] - domain[0]), letter);
+  return { domain, log, range, ticks, title: a.title?.text || "", angle: a.tickangle || 0, size: a.tickfont?.size || 12 };
+}
+
+function traceOf(d) {  // a plotly bar or scatter trace (plotly JSON), its defaults filled in
+  const m = d.marker || {}, ln = d.line || {}, x = d.x || [], xs = x.filter((v) => v !== null).sort((a, b) => a - b);
+  const gap = xs.length > 1 ? Math.min(...xs.slice(1).map((v, i) => v - xs[i])) : 1;
+  return { type: d.type || "scatter", x, y: d.y || [], name: String(d.name ?? ""), xaxis: d.xaxis || "x",
+    yaxis: d.yaxis || "y", hover: d.hovertemplate || "", custom: d.customdata, color: m.color ?? ln.color ?? "#444444",
+    opacity: d.opacity ?? 1, legend: d.showlegend !== false, group: d.legendgroup || d.name || "", width: d.width ?? 0.85 * gap,
+    mode: d.mode || "lines+markers", line: ln.color || m.color, dash: ln.dash || "solid", lw: ln.width ?? 2,
+    symbol: m.symbol || "circle", size: m.size ?? 6, mlw: m.line?.width ?? 1 };
+}
+
+function chartOf({ data, layout }) {  // what a bar/scatter plotly figure shows: subplots, traces, legend, notes, lines
+  const width = layout.width || 700, height = layout.height || 450, mg = layout.margin || {};
+  const margin = ["l", "r", "t", "b"].map((k) => mg[k] ?? 80), pw = width - margin[0] - margin[1], ph = height - margin[2] - margin[3];
+  const traces = data.filter((d) => (d.visible ?? true) === true && ["bar", "scatter"].includes(d.type || "scatter")).map(traceOf);
+  const pairs = [...new Set(traces.map((tr) => `${tr.xaxis} ${tr.yaxis}`))], seen = new Set(), g = layout.legend || {};
+  traces.forEach((tr) => { tr.panel = pairs.indexOf(`${tr.xaxis} ${tr.yaxis}`); });
+  const panels = pairs.map((pair, i) => {
+    const [xr, yr] = pair.split(" "), on = traces.filter((tr) => tr.panel === i);
+    const x = axis(layout, xr, on, "x", pw), y = axis(layout, yr, on, "y", ph);
+    return { domain: [x.domain, y.domain], x, y };
+  });
+  const entries = traces.map((tr, i) => (tr.legend && tr.name && !seen.has(tr.group) && seen.add(tr.group) ? i : -1)).filter((i) => i >= 0);
+  const notes = (layout.annotations || []).filter((a) => a.visible !== false).map((a) => ({ text: a.text || "", x: a.x ?? 0.5,
+    y: a.y ?? 0.5, align: ["left", "right"].includes(a.xanchor) ? a.xanchor : "center", valign: { bottom: "bottom", top: "top" }[a.yanchor] || "middle", size: a.font?.size || 12 }));
+  const lines = (layout.shapes || []).map((s) => ({ ...s, panel: pairs.findIndex((p) => p.split(" ")[0] === s.xref) }))
+    .filter((s) => (s.visible ?? true) === true && s.type === "line" && s.panel >= 0)
+    .map((s) => ({ panel: s.panel, x0: s.x0, x1: s.x1, y0: s.y0 ?? 0, y1: s.y1 ?? 1, color: s.line?.color || "#444444", width: s.line?.width ?? 1, dash: s.line?.dash || "solid" }));
+  return { width, height, margin, title: layout.title?.text || "", title_x: (layout.title?.x ?? 0.02) * width, panels, traces, notes, lines,
+    legend: { entries: layout.showlegend ?? traces.length > 1 ? entries : [], row: g.orientation === "h", x: g.x ?? 1.02, y: g.y ?? 1, right: g.xanchor === "right" } };
+}
+
+function marker(ctx, x, y, symbol, size, color, lw) {  // plotly's circle, square and diamond markers ("-open": outline)
+  const r = size / 2, open = symbol.endsWith("-open");
+  ctx.beginPath();
+  if (symbol.startsWith("square")) ctx.rect(x - r, y - r, size, size);
+  else if (symbol.startsWith("diamond")) { ctx.moveTo(x, y - r * 1.3); ctx.lineTo(x + r * 1.3, y); ctx.lineTo(x, y + r * 1.3); ctx.lineTo(x - r * 1.3, y); ctx.closePath(); }
+  else ctx.arc(x, y, r, 0, 2 * Math.PI);
+  ctx.fillStyle = ctx.strokeStyle = color;
+  ctx.setLineDash([]);
+  ctx.lineWidth = lw;
+  if (open) ctx.stroke(); else ctx.fill();
+}
+
+function hoverText(tr, i, parent) {  // a trace's plotly hovertemplate for point i, as DOM nodes (values as text)
+  const values = { x: tr.x[i], y: tr.y[i], customdata: tr.custom ? tr.custom[i] : "" };
+  const tpl = tr.hover || `(%{x}, %{y})<extra>${escaped(tr.name)}</extra>`, extra = tpl.match(/<extra>(.*?)<\/extra>/);
+  const main = tpl.replace(/<extra>.*?<\/extra>/, "").replace(/%\{(\w+)(?::\.(\d+)f)?\}/g, (_, k, d) =>
+    escaped(d !== undefined && typeof values[k] === "number" ? values[k].toFixed(Number(d)) : values[k] ?? ""));
+  runs(main + (extra && extra[1] ? `<br><i>${extra[1]}</i>` : "")).forEach((line, n) => {
+    if (n) node("br", null, parent);
+    for (const r of line) {
+      const span = node("span", null, parent);
+      span.textContent = r.text;
+      if (r.bold) span.style.fontWeight = "bold";
+      if (r.italic) span.style.fontStyle = "italic";
+    }
+  });
+}
+
+class Chart {  // a bar/scatter plotly figure (its JSON, as chartOf reads it): axes, bars, lines, markers, legend on one canvas
+  constructor(root, texts) {
+    this.texts = texts;
+    this.box = node("div", "al-grid", root);
+    this.canvas = node("canvas", "al-chart", this.box);
+    this.canvas.setAttribute("role", "img");
+    this.tip = node("div", "al-tip", this.box);
+    const png = node("button", "al-png", this.box);
+    png.textContent = texts.png;
+    png.title = texts.png_chart;
+    png.onclick = () => savePng([this.canvas], this.fig.title);
+    this.canvas.onmousemove = (e) => this.hover(e);
+    this.canvas.onmouseleave = () => { this.tip.style.display = "none"; };
+    this.json = null;
+  }
+
+  update(part) {
+    if (part.json === this.json) return;
+    this.json = part.json;
+    const f = (this.fig = chartOf(JSON.parse(part.json))), c = this.canvas, dpr = window.devicePixelRatio || 1;
+    if (c.width !== Math.round(f.width * dpr) || c.height !== Math.round(f.height * dpr)) {
+      c.width = Math.round(f.width * dpr);
+      c.height = Math.round(f.height * dpr);
+      this.box.style.width = c.style.width = `${f.width}px`;
+      this.box.style.height = c.style.height = `${f.height}px`;
+    }
+    const ctx = c.getContext("2d"), [l, r, t, b] = f.margin, pw = f.width - l - r, items = this.legendItems(ctx, f.legend);
+    let ph = f.height - t - b;
+    const rows = items.length ? items[items.length - 1].row + 1 : 0;
+    if (f.legend.row && rows) ph = Math.min(ph, (f.height - 6 - rows * 19 - t) / (1 - f.legend.y));  // plotly's automargin
+    const at = (x, y) => [l + x * pw, t + (1 - y) * ph];  // paper coordinates → pixels
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = "#ffffff";
+    ctx.fillRect(0, 0, f.width, f.height);
+    text(ctx, f.title, f.title_x, t / 2, { size: 15 });
+    for (const p of f.panels) {
+      const [[x0, x1], [y0, y1]] = p.domain, [bx, by] = at(x0, y1);
+      p.box = [bx, by, (x1 - x0) * pw, (y1 - y0) * ph];
+    }
+    this.maps = f.panels.map((p) => this.axes(ctx, p));
+    f.traces.forEach((tr) => this.trace(ctx, tr, this.maps[tr.panel]));
+    for (const ln of f.lines) {
+      const [, y, , h] = f.panels[ln.panel].box, m = this.maps[ln.panel];
+      ctx.strokeStyle = ln.color;
+      ctx.lineWidth = ln.width;
+      ctx.setLineDash((DASHES[ln.dash] || []).map((d) => d * ln.width));
+      ctx.beginPath();
+      ctx.moveTo(m.x(ln.x0), y + (1 - ln.y0) * h);
+      ctx.lineTo(m.x(ln.x1), y + (1 - ln.y1) * h);
+      ctx.stroke();
+    }
+    for (const a of f.notes) text(ctx, a.text, ...at(a.x, a.y), { size: a.size, align: a.align, valign: a.valign });
+    this.legend(ctx, f.legend, items, at(f.legend.x, f.legend.y));
+    c.setAttribute("aria-label", `${runs(f.title).map((l) => l.map((r) => r.text).join("")).join(" ")}. ${this.texts.chart}`);
+    c.alData = f.traces.length ? f.traces[0].y : null;  // for the browser tests and benchmark: the data drawn now
+    c.dataset.revision = String(Number(c.dataset.revision || 0) + 1);
+  }
+
+  axes(ctx, p) {  // grid lines, tick labels and titles of one subplot; returns its value → pixel maps
+    const [bx, by, bw, bh] = p.box, v = (a, u) => (a.log ? Math.log10(u) : u);
+    const frac = (a, u) => (v(a, u) - a.range[0]) / (a.range[1] - a.range[0]);
+    const map = { x: (u) => bx + frac(p.x, u) * bw, y: (u) => by + (1 - frac(p.y, u)) * bh, box: p.box };
+    ctx.setLineDash([]);
+    let wide = 0, deep = 0;
+    for (const [u, label] of p.y.ticks) {
+      const y = map.y(u);
+      ctx.fillStyle = GRID_INK;
+      ctx.fillRect(bx, y - (u === 0 ? 1 : 0.5), bw, u === 0 ? 2 : 1);
+      wide = Math.max(wide, text(ctx, label, bx - 4, y, { size: p.y.size, align: "right" }));
+    }
+    for (const [u, label] of p.x.ticks) {
+      const x = map.x(u), angle = (p.x.angle * Math.PI) / 180;
+      if (!p.x.angle) { ctx.fillStyle = GRID_INK; ctx.fillRect(x - 0.5, by, 1, bh); }
+      const w = text(ctx, escaped(label), x, by + bh + 4, { size: p.x.size, align: angle ? "right" : "center", valign: angle ? "middle" : "top", angle });
+      deep = Math.max(deep, angle ? w * Math.abs(Math.sin(angle)) + 4 : p.x.size * 1.3);
+    }
+    text(ctx, p.x.title, bx + bw / 2, by + bh + 8 + deep, { size: 14, align: "center", valign: "top" });
+    text(ctx, p.y.title, bx - wide - 18, by + bh / 2, { size: 14, align: "center", angle: -Math.PI / 2 });
+    return map;
+  }
+
+  trace(ctx, tr, m) {  // bars from 0, or a line (gaps at null) with markers; its points' pixels kept for hover
+    const pts = tr.x.map((x, i) => (x === null || tr.y[i] === null ? null : [m.x(x), m.y(tr.y[i])]));
+    tr.pts = pts;
+    const [bx, by, bw, bh] = m.box;
+    ctx.save();
+    ctx.globalAlpha = tr.opacity;
+    if (tr.type === "bar") {
+      const half = Math.abs(m.x(tr.width) - m.x(0)) / 2, base = m.y(0);
+      ctx.beginPath();
+      ctx.rect(bx, by, bw, bh);
+      ctx.clip();
+      pts.forEach((pt, i) => {
+        if (!pt) return;
+        ctx.fillStyle = Array.isArray(tr.color) ? tr.color[i] : tr.color;
+        ctx.fillRect(pt[0] - half, Math.min(pt[1], base), 2 * half, Math.abs(base - pt[1]));
+      });
+      tr.half = half;
+    } else {
+      if (tr.mode.includes("lines")) {
+        ctx.strokeStyle = tr.line;
+        ctx.lineWidth = tr.lw;
+        ctx.setLineDash((DASHES[tr.dash] || []).map((d) => d * tr.lw));
+        ctx.beginPath();
+        pts.forEach((pt, i) => { if (pt) (i && pts[i - 1] ? ctx.lineTo : ctx.moveTo).call(ctx, pt[0], pt[1]); });
+        ctx.stroke();
+      }
+      if (tr.mode.includes("markers")) {
+        const color = Array.isArray(tr.color) ? null : tr.color;
+        pts.forEach((pt, i) => pt && marker(ctx, pt[0], pt[1], tr.symbol, tr.size, color || tr.color[i], tr.mlw));
+      }
+    }
+    ctx.restore();
+  }
+
+  legendItems(ctx, g) {  // each legend entry's trace, width and place: x (px from the anchor) and row
+    ctx.font = `12px ${FONT}`;
+    let x = 0, row = 0;
+    const f = this.fig, room = g.row ? f.width - f.margin[0] - g.x * (f.width - f.margin[0] - f.margin[1]) : Infinity;
+    return g.entries.map((i) => {
+      const tr = f.traces[i], w = 46 + ctx.measureText(runs(tr.name).flat().map((r) => r.text).join("")).width;
+      if (g.row && x > 0 && x + w > room) { x = 0; row += 1; }
+      const item = { tr, w, x, row };
+      if (g.row) x += w; else row += 1;
+      return item;
     });
+  }
+
+  legend(ctx, g, items, [ax, ay]) {  // a row under the plot, or a box in a corner: each entry's sample, then its name
+    if (!items.length) return;
+    const boxW = Math.max(...items.map((it) => it.w)), left = g.row ? ax : g.right ? ax - boxW : ax;
+    if (!g.row) {
+      ctx.fillStyle = "rgba(255,255,255,0.7)";
+      ctx.fillRect(left, ay, boxW, items.length * 19 + 4);
+    }
+    for (const { tr, x, row } of items) {
+      const sx = left + x + 4, y = ay + 12 + row * 19;
+      const color = Array.isArray(tr.color) ? tr.color[0] : tr.color;
+      if (tr.type === "bar") {
+        ctx.globalAlpha = tr.opacity;
+        ctx.fillStyle = color;
+        ctx.fillRect(sx + 10, y - 6, 12, 12);
+        ctx.globalAlpha = 1;
+      } else {
+        if (tr.mode.includes("lines")) {
+          ctx.strokeStyle = tr.line;
+          ctx.lineWidth = tr.lw;
+          ctx.setLineDash((DASHES[tr.dash] || []).map((d) => d * tr.lw));
+          ctx.beginPath(); ctx.moveTo(sx, y); ctx.lineTo(sx + 32, y); ctx.stroke();
+        }
+        if (tr.mode.includes("markers")) marker(ctx, sx + 16, y, tr.symbol, Math.min(tr.size, 10), color, tr.mlw);
+      }
+      text(ctx, tr.name, sx + 38, y, { size: 12 });
+    }
+  }
+
+  hover(e) {  // the bar under the pointer, else the nearest point within 20 px: its hover template's text
+    const f = this.fig, at = this.canvas.getBoundingClientRect(), x = e.clientX - at.left, y = e.clientY - at.top;
+    let best = null, dist = 20;
+    f.traces.forEach((tr) => {
+      const [bx, by, bw, bh] = f.panels[tr.panel].box;
+      if (!tr.pts || x < bx - 10 || x > bx + bw + 10 || y < by - 10 || y > by + bh + 10) return;
+      tr.pts.forEach((pt, i) => {
+        if (!pt) return;
+        const d = tr.type === "bar" ? (Math.abs(x - pt[0]) <= tr.half ? 19 : Infinity) : Math.hypot(x - pt[0], y - pt[1]);
+        if (d < dist) { dist = d; best = [tr, i]; }
+      });
+    });
+    if (!best) { this.tip.style.display = "none"; return; }
+    this.tip.replaceChildren();
+    hoverText(best[0], best[1], this.tip);
+    Object.assign(this.tip.style, { display: "block", left: `${Math.min(x + 14, f.width - 170)}px`, top: `${y + 14}px` });
   }
 }
 
@@ -325,9 +607,10 @@ export default {
       if (figures.map((f) => f.kind).join() !== kinds) {  // new set of figures: new parts
         el.replaceChildren();
         kinds = figures.map((f) => f.kind).join();
-        parts = figures.map((f) => (f.kind === "grid" ? new Grid(el, model.get("texts")) : new PlotlyFigure(el)));
+        parts = figures.map((f) => (f.kind === "grid" ? new Grid(el, model.get("texts"))
+          : f.kind === "chart" ? new Chart(el, model.get("texts")) : new PlotlyFigure(el)));
       }
-      figures.forEach((f, i) => { if (f.kind === "grid") parts[i].update(f); });
+      figures.forEach((f, i) => { if (f.kind !== "plotly") parts[i].update(f); });
       const anyPlotly = figures.some((f) => f.kind === "plotly");
       // for the browser benchmark (attnlib/bench/browser): when this revision arrived and what drawing it cost
       el.alTiming = { revision, received, start, grids: performance.now(), python_ms: model.get("python_ms"),

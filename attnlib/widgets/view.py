@@ -1,9 +1,10 @@
-"""PanelView: the figures of a live panel in one anywidget (panel_view.js). Head grids are drawn on canvases,
-every other figure by plotly.js.
+"""PanelView: the figures of a live panel in one anywidget (panel_view.js). Head grids, saturation figures and
+score histograms are drawn on canvases, every other figure by plotly.js.
 
 One message per update carries every figure: a head grid as its layout (`viz.grid_view`) plus a float32 buffer of
-weights and a uint8 buffer of masked cells, any other figure as plotly JSON. The browser draws the latest state in
-its next frame and answers with the revision it drew; `stalled` says when it stopped answering.
+weights and a uint8 buffer of masked cells, any other figure as plotly JSON (a chart without its template).
+The browser draws the latest state in its next frame and answers with the revision it drew; `stalled` says when it
+stopped answering.
 """
 from __future__ import annotations
 
@@ -33,6 +34,20 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"cannot send a {type(value).__name__} to the view")
+
+
+def patched(data: list, layout: dict, changes: dict) -> tuple[list, dict]:
+    """Copies of plotly JSON with `changes` ({("data", i, key, ...) or ("layout", key, ...): value}) applied; only
+    the dicts and lists along each path are copied."""
+    root: dict = {"data": list(data), "layout": dict(layout)}
+    for path, value in changes.items():
+        node = root
+        for key in path[:-1]:
+            child = node[key] if isinstance(node, list) else node.get(key) or {}
+            node[key] = child = list(child) if isinstance(child, (list, tuple)) else dict(child)
+            node = child
+        node[path[-1]] = value
+    return root["data"], root["layout"]
 
 
 class LiveFigure(go.Figure):
@@ -77,6 +92,28 @@ class LiveGrid(LiveFigure):
                 "weights": w.astype("<f4").tobytes(), "masked": masked}
 
 
+class LiveChart(LiveFigure):
+    """A saturation figure or score histogram of a live panel: while `recording`, `viz.update_saturation` and
+    `viz.update_score_histogram` only record their changes in `record` (the view draws the chart on a canvas, see
+    panel_view.js's Chart); with `recording` off they rewrite the plotly properties."""
+
+    recording = True
+    record: dict = {}  # path → value (viz.write_changes); replaced, never mutated; empty: the figure as copied
+
+    def record_chart(self, changes: dict) -> bool:
+        """Called by viz.write_changes with property paths → values; True when they were recorded."""
+        if self.recording:
+            self.record = {**self.record, **changes}
+        return self.recording
+
+    def part(self) -> dict:
+        """{"kind": "chart", "json": the figure with the recorded changes as plotly JSON text, without its template
+        (one string: ipywidgets does not walk its thousand numbers looking for buffers)}."""
+        data, layout = patched(self._data, self._layout, self.record)
+        figure = {"data": data, "layout": {k: v for k, v in layout.items() if k != "template"}}  # the canvas: its own
+        return {"kind": "chart", "json": json.dumps(figure, default=_plain, allow_nan=False)}
+
+
 class PlotlySource(W.Widget):
     """plotly.js as plotly ships it, sent once per kernel for every PanelView that draws a plotly figure."""
 
@@ -97,7 +134,9 @@ def texts() -> dict[str, str]:
     """The view's own words, in the current language (attnlib.i18n)."""
     return {"png": t("PNG"), "png_title": t("Download this heatmap as a PNG image"),
             "hover": t("query {query} → key {key}"), "weight": t("weight {weight}"), "masked": t("masked"),
-            "image": t("Attention heatmap: rows are queries, columns are keys.")}
+            "image": t("Attention heatmap: rows are queries, columns are keys."),
+            "chart": t("Chart: hover a bar or point for its values."),
+            "png_chart": t("Download this chart as a PNG image")}
 
 
 class PanelView(anywidget.AnyWidget):

@@ -2,8 +2,9 @@
 
 Shared by the browser tests (tests/browser/) and the latency bench (measure.py). Selectors: outputs are
 `.jp-OutputArea-output`, a live panel made with `main=True` is `.al-main-panel` and its first slider
-`.al-main-slider` (ipywidgets 8: `.noUi-handle`), a panel's head grid is a canvas `.al-heatmap` (panel_view.js),
-a plotly figure is `.js-plotly-plot` with its data in `gd.data`.
+`.al-main-slider` (ipywidgets 8: `.noUi-handle`), a panel's head grid is a canvas `.al-heatmap` and a saturation
+figure or score histogram a canvas `.al-chart` (panel_view.js), a plotly figure is `.js-plotly-plot` with its data
+in `gd.data`.
 """
 from __future__ import annotations
 
@@ -51,15 +52,16 @@ RESULT_JS = f"""() => {{
   }};
 }}"""
 
-# The main panel's first figure: a head grid drawn on a canvas by the panel's view (`.al-heatmap`, the weights it
-# drew in `alWeights`, its draw count in data-revision) or else a plotly figure (`.js-plotly-plot`, data in gd.data).
+# The main panel's first figure: a head grid or chart drawn on a canvas by the panel's view (`.al-heatmap`, the
+# weights it drew in `alWeights`; `.al-chart`, its first trace's y in `alData`; the draw count in data-revision) or
+# else a plotly figure (`.js-plotly-plot`, data in gd.data).
 FIGURE_JS = """
-  const grid = (panel) => panel && panel.querySelector('.al-heatmap');
+  const grid = (panel) => panel && panel.querySelector('.al-heatmap, .al-chart');  // a canvas of the panel's view
   const plot = (panel) => panel && panel.querySelector('.js-plotly-plot');
   const plain = (z) => Array.isArray(z) ? z.map(plain) : ArrayBuffer.isView(z) ? Array.from(z) : z;
   const data = (panel) => {  // what the first figure shows now: an object that changes when its data changes
     const g = grid(panel);
-    if (g) return g.alWeights || null;
+    if (g) return g.alWeights || g.alData || null;
     const gd = plot(panel), t = gd && gd.data && gd.data[0];
     return t ? JSON.stringify(plain(t.z ?? t.y)) : null;
   };
@@ -84,17 +86,18 @@ PANEL_JS = f"""() => {{{FIGURE_JS}
   }};
 }}"""
 
-# Figures that did not draw: a plotly figure with no trace, no drawn SVG or no area; a head grid never drawn or
-# without area. The cell and its first line say where.
+# Figures that did not draw: a plotly figure with no trace, no drawn SVG or no area; a head grid or chart canvas
+# never drawn or without area. The cell and its first line say where.
 UNDRAWN_JS = f"""() => {{
   const nb = document.querySelector("{NOTEBOOK}");
   const cells = [...nb.querySelectorAll('.jp-Cell')];
   const small = e => {{ const r = e.getBoundingClientRect(); return r.width < 50 || r.height < 50; }};
-  const undrawn = gd => gd.classList.contains('al-heatmap') ? !gd.dataset.revision || small(gd)
+  const canvas = gd => gd.classList.contains('al-heatmap') || gd.classList.contains('al-chart');
+  const undrawn = gd => canvas(gd) ? !gd.dataset.revision || small(gd)
     : !gd.data || gd.data.length === 0 || !gd.querySelector('.main-svg') || small(gd);
-  return [...nb.querySelectorAll('.js-plotly-plot, .al-heatmap')].filter(undrawn).map(gd => {{
+  return [...nb.querySelectorAll('.js-plotly-plot, .al-heatmap, .al-chart')].filter(undrawn).map(gd => {{
     const cell = gd.closest('.jp-Cell');
-    return {{cell: cells.indexOf(cell), kind: gd.classList.contains('al-heatmap') ? 'grid' : 'plotly',
+    return {{cell: cells.indexOf(cell), kind: canvas(gd) ? gd.className : 'plotly',
              traces: gd.data ? gd.data.length : null,
              source: (cell?.querySelector('.jp-InputArea-editor .cm-line')?.textContent ?? '').slice(0, 80)}};
   }});
@@ -263,7 +266,7 @@ class NotebookPage:
         self.page.locator(".al-main-panel").first.scroll_into_view_if_needed()
         state = self.wait_for(PANEL_JS, lambda s: s["panels"] > 1 or (s["z"] and s["handle"]), timeout_s,
                               "main panel (.al-main-panel) with a slider (.al-main-slider .noUi-handle) and a "
-                              "drawn first figure (.al-heatmap canvas, or .js-plotly-plot with data)")
+                              "drawn first figure (.al-heatmap or .al-chart canvas, or .js-plotly-plot with data)")
         self.page.locator(".al-main-panel").first.scroll_into_view_if_needed()
         return state
 
