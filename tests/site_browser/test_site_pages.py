@@ -116,3 +116,44 @@ def test_main_panel_moves_offline(name, site, shots, browser, browser_context_ar
         assert errors == [], f"{name}: page errors {errors}"
     finally:
         context.close()
+
+
+DRAG_JS = r"""async ([id, k, steps]) => {
+  const panel = window.alStaticPanels[id], input = panel.inputs[k], before = panel.redraws;
+  for (const to of steps) {  // moves faster than frames: one task, no frame between them
+    input.value = String(to);
+    input.dispatchEvent(new Event("input", {bubbles: true}));
+  }
+  await panel.pending;
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  return {redraws: panel.redraws - before, key: panel.root.dataset.alKey};
+}"""
+
+
+@pytest.mark.parametrize("name", [n for n in page_names() if not n.startswith("zh/")])
+def test_a_drag_draws_its_last_value_without_a_backlog(name, site, browser, browser_context_args):
+    """A slider dragged faster than frames: the figures end at its last value, drawn at most twice, not per move."""
+    page_file = site / name
+    if not page_file.exists() and os.environ.get("AL_SITE_BROWSER_SITE"):
+        pytest.skip(f"{name} is not in the site given by AL_SITE_BROWSER_SITE")
+    context = browser.new_context(**browser_context_args)
+    tab, blocked, errors = open_offline(context, page_file)
+    try:
+        info = embedded(tab)
+        panel_id, spec = info["id"], info["spec"]
+        controls = spec["controls"]
+        ranges = [k for k, c in enumerate(controls) if c["kind"] == "range" and len(c["values"]) > 2]
+        if not ranges:
+            pytest.skip(f"{name}: no slider with more than two values on the page")
+        k = ranges[0]
+        count, start = len(controls[k]["values"]), controls[k]["index"]
+        steps = [(start + j) % count for j in range(1, 6)]
+        steps = [s for s in steps if s != start] or [(start + 1) % count]
+        out = tab.evaluate(DRAG_JS, [panel_id, k, steps])
+        key = ",".join(str(steps[-1] if j == k else c["index"]) for j, c in enumerate(controls))
+        assert out["key"] == key, f"{name}: the panel shows {out['key']}, the slider ended at {key}"
+        assert 1 <= out["redraws"] <= 2, f"{name}: {len(steps)} moves in one task drew {out['redraws']} times"
+        assert_same_data(drawn_traces(tab, panel_id), expected_traces(spec, key), f"{name}: after a drag")
+        assert blocked == [] and errors == [], f"{name}: {blocked} {errors}"
+    finally:
+        context.close()
