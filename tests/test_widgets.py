@@ -427,7 +427,8 @@ def test_saturation_chart_is_the_plotly_figure():
     bars = chart["data"][0]
     assert bars["marker"]["color"] == [viz.saturation.BAR_COLOR] * 2 + [viz.style.MASK_COLOR] * 3  # keys 3-5 masked
     assert [d["x"] for d in chart["data"] if d["name"] == MARKER_NAME] == [[64]] * 3
-    assert [s["x0"] for s in chart["layout"]["shapes"]] == [64] * 3 and all(s["visible"] for s in chart["layout"]["shapes"])
+    shapes = chart["layout"]["shapes"]  # the dotted line at the current d_k, on each curve plot
+    assert [s["x0"] for s in shapes] == [64] * 3 and all(s["visible"] for s in shapes)
 
 
 def test_histogram_chart_follows_the_controls_and_the_plotly_figure_catches_up():

@@ -289,7 +289,7 @@ function logTicks([lo, hi], dtick) {  // a log axis (range in log10 units): ever
   return vs.map((v) => [v, String(Number(v.toPrecision(6)))]);
 }
 
-function autorange(a, traces, letter, log) {  // as plotly, roughly: 5 % padding, bars from 0, rangemode "tozero"
+function autorange(a, traces, letter, log, px) {  // as plotly, roughly: 5 % (or a marker's radius) padding, bars from 0
   const bars = traces.some((tr) => tr.type === "bar");
   let vs = [];
   for (const tr of traces) {
@@ -299,16 +299,18 @@ function autorange(a, traces, letter, log) {  // as plotly, roughly: 5 % padding
     vs = vs.concat(log ? v.map(Math.log10) : v);
   }
   if (!vs.length) return [0, 1];
-  const lo = Math.min(...vs), hi = Math.max(...vs), zero = !log && (a.rangemode === "tozero" || bars), pad = 0.05 * (hi - lo || 1);
+  const radius = Math.max(0, ...traces.map((tr) => (tr.type === "scatter" && tr.mode.includes("markers") ? tr.size * 0.65 + tr.mlw : 0)));
+  const lo = Math.min(...vs), hi = Math.max(...vs), zero = !log && (a.rangemode === "tozero" || bars);
+  const pad = Math.max(0.05, (radius + 1) / px) * (hi - lo || 1);
   if (bars && letter === "x") return [lo, hi];
   return [zero && lo >= 0 ? 0 : lo - pad, zero && hi <= 0 ? 0 : hi + pad];
 }
 
 function axis(layout, ref, traces, letter, px) {  // one axis of a subplot: domain, range, ticks [[value, label]], title
   const a = layout[`${letter}axis${ref.slice(1)}`] || {}, log = a.type === "log", domain = a.domain || [0, 1];
-  const range = a.range && a.autorange !== true ? a.range : autorange(a, traces, letter, log);
+  const length = px * (domain[1] - domain[0]), range = a.range && a.autorange !== true ? a.range : autorange(a, traces, letter, log, length);
   const ticks = a.tickvals ? a.tickvals.map((v, i) => [v, String((a.ticktext || a.tickvals)[i])])
-    : log ? logTicks(range, a.dtick) : autoTicks(range, px * (domain[1] - domain[0]), letter);
+    : log ? logTicks(range, a.dtick) : autoTicks(range, length, letter);
   return { domain, log, range, ticks, title: a.title?.text || "", angle: a.tickangle || 0, size: a.tickfont?.size || 12 };
 }
 

@@ -7,12 +7,13 @@ For each notebook (a copy, on a JupyterLab server of its own: lab.py), and for t
 settings (x1: AttentionExplorer, 8 heads × 32 tokens; x2: SaturationExplorer, 64 keys; each in a notebook of its
 own made here): open it, Run All, then press an arrow key on the main slider (`.al-main-slider`) `--presses`
 times. Each press is timed in the page, from the keydown event to the moment the main panel's first figure holds
-new data (a head grid's canvas: the weights it drew; a plotly figure: `gd.data[0]`), and to the frame after it.
+new data (a head grid's canvas: the weights it drew; a chart's canvas, e.g. the saturation figure: its first
+trace's y; a plotly figure: `gd.data[0]`), and to the frame after it.
 The panel's view reports where the time went (the breakdown): key → its message arrived in the browser (of which
-the kernel's update, `python_ms`), → the next animation frame started (frame_wait), the head grids drawn (grids,
-their duration), the plotly figures drawn in the task after that frame (plotly, its duration; plotly_done, ms
-after the key press). Needs Debian's Chromium at /usr/bin/chromium and playwright. The machine's load average
-is printed with every notebook: timings on a shared machine are noisy.
+the kernel's update, `python_ms`), → the next animation frame started (frame_wait), the head grids and charts
+drawn on their canvases (grids, their duration), the plotly figures drawn in the task after that frame (plotly,
+its duration; plotly_done, ms after the key press). Needs Debian's Chromium at /usr/bin/chromium and
+playwright. The machine's load average is printed with every notebook: timings on a shared machine are noisy.
 
 The last line of output is one JSON object (also written to --out):
 {"notebooks": [{"name", "ok", "latency_ms_median", "latency_ms_p95", "latencies_ms", "frame_ms_median",
