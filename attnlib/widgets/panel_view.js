@@ -91,18 +91,7 @@ function floats(view) {  // a DataView from the kernel as a Float32Array (copied
 
 class Grid {  // one head-grid figure: title, labels and colour bar on `base`, the cells on `cells` above it
   constructor(root, texts) {
-    this.texts = texts;
-    this.box = node("div", "al-grid", root);
-    this.base = node("canvas", "al-grid-base", this.box);
-    this.cells = node("canvas", "al-grid-cells al-heatmap", this.box);
-    this.cells.setAttribute("role", "img");
-    this.tip = node("div", "al-tip", this.box);
-    const png = node("button", "al-png", this.box);
-    png.textContent = texts.png;
-    png.title = texts.png_title;
-    png.onclick = () => this.png();
-    this.cells.onmousemove = (e) => this.hover(e);
-    this.cells.onmouseleave = () => { this.tip.style.display = "none"; };
+    [this.base, this.cells] = frame(this, root, texts, ["al-grid-base", "al-grid-cells al-heatmap"], texts.png_title);
     this.key = null;
   }
 
@@ -248,7 +237,23 @@ class Grid {  // one head-grid figure: title, labels and colour bar on `base`, t
     this.tip.style.display = "none";
   }
 
-  png() { savePng([this.base, this.cells], this.fig.title); }  // both canvases as one PNG file
+}
+
+// A figure's box: stacked canvases of these classes (the last one takes the pointer: figure.hover), a hover tip
+// and a PNG button that saves the canvases as one image. Sets figure.texts, .box, .tip; returns the canvases.
+function frame(figure, root, texts, classes, pngTitle) {
+  figure.texts = texts;
+  figure.box = node("div", "al-grid", root);
+  const canvases = classes.map((c) => node("canvas", c, figure.box)), top = canvases[canvases.length - 1];
+  top.setAttribute("role", "img");
+  figure.tip = node("div", "al-tip", figure.box);
+  const png = node("button", "al-png", figure.box);
+  png.textContent = texts.png;
+  png.title = pngTitle;
+  png.onclick = () => savePng(canvases, figure.fig.title);
+  top.onmousemove = (e) => figure.hover(e);
+  top.onmouseleave = () => { figure.tip.style.display = "none"; };
+  return canvases;
 }
 
 function savePng(canvases, title) {  // canvases stacked into one PNG file, named after the figure's title
@@ -375,17 +380,7 @@ function hoverText(tr, i, parent) {  // a trace's plotly hovertemplate for point
 
 class Chart {  // a bar/scatter plotly figure (its JSON, as chartOf reads it): axes, bars, lines, markers, legend on one canvas
   constructor(root, texts) {
-    this.texts = texts;
-    this.box = node("div", "al-grid", root);
-    this.canvas = node("canvas", "al-chart", this.box);
-    this.canvas.setAttribute("role", "img");
-    this.tip = node("div", "al-tip", this.box);
-    const png = node("button", "al-png", this.box);
-    png.textContent = texts.png;
-    png.title = texts.png_chart;
-    png.onclick = () => savePng([this.canvas], this.fig.title);
-    this.canvas.onmousemove = (e) => this.hover(e);
-    this.canvas.onmouseleave = () => { this.tip.style.display = "none"; };
+    [this.canvas] = frame(this, root, texts, ["al-chart"], texts.png_chart);
     this.json = null;
   }
 
