@@ -141,6 +141,18 @@ def test_every_string_has_a_chinese_version():
     assert static.text("binder_link", "zh") == "在 Binder 上打开这个笔记本"
 
 
+def test_the_caption_reads_as_chinese_in_the_zh_edition():
+    from sitebuild.panels import caption_html
+
+    controls = [{"name": "d_k", "label": "d_k", "kind": "range", "values": [1, 64], "total": 9},
+                {"name": "mask", "label": "掩码", "kind": "select", "values": ["none", "causal"], "total": 2},
+                {"name": "heads", "label": "头数", "kind": "range", "values": [4], "total": 8}]
+    zh = caption_html({"controls": controls}, "<a>B</a>", "zh")
+    assert "d_k（取其中 2 个值）、掩码。需要 JupyterLab 或 Binder：头数。 <a>B</a>" in zh
+    en = caption_html({"controls": controls}, "<a>B</a>", "en")
+    assert "d_k (2 of its values), 掩码. Needs JupyterLab or Binder: 头数. <a>B</a>" in en
+
+
 def test_a_snapshot_note_shows_on_and_off_in_the_page_language():
     from attnlib import i18n
 

@@ -73,20 +73,21 @@ def control_html(c: dict, language: str) -> str:
 
 def caption_html(states: dict, binder_link: str, language: str) -> str:
     """Which controls are live on this page (and how many of their values), which need JupyterLab or Binder."""
+    zh = language == "zh"  # Chinese: full-width parentheses, no space between sentences
     live, fixed = [], []
     for c in states["controls"]:
         if is_live(c):
-            steps = "" if len(c["values"]) >= c.get("total", 0) else f" ({text('steps', language, n=len(c['values']))})"
-            live.append(c["label"] + steps)
+            steps = text("steps", language, n=len(c["values"])) if len(c["values"]) < c.get("total", 0) else ""
+            live.append(c["label"] + (f"（{steps}）" if zh else f" ({steps})") if steps else c["label"])
         else:
             fixed.append(c["label"])
-    sep = "、" if language == "zh" else ", "
+    sep, space = ("、", "") if zh else (", ", " ")
     parts = [text("live_here", language, names=sep.join(live))] if live else []
     if fixed:
         parts.append(text("needs_lab", language, names=sep.join(fixed)))
     else:
-        parts.append(text("all_live", language) + " " + text("live_in_lab", language).strip())
-    return f'<div class="al-static-caption">{html.escape(" ".join(parts))} {binder_link}</div>'
+        parts.append(text("all_live", language) + space + text("live_in_lab", language).strip())
+    return f'<div class="al-static-caption">{html.escape(space.join(parts))} {binder_link}</div>'
 
 
 def live_panel_html(states: dict, figures_html: str, panel_id: str, binder_link: str) -> str:
