@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 
 from .._validate import function
 from ..i18n import t
+from ..measure import single_thread
 from . import static
 from .view import LiveChart, LiveFigure, LiveGrid, PanelView
 
@@ -150,7 +151,7 @@ class LivePanel:
             for f in grids:
                 f.recording = False
             try:
-                self._update(self._figures, **self._drawn)
+                self._run(self._figures, self._drawn)
             except Exception:  # noqa: BLE001  (it succeeded with these values before; the status says what failed)
                 pass
             finally:
@@ -182,7 +183,7 @@ class LivePanel:
         shown = list(self.view.figures)
         self._early = started if self.view.revision else None  # the first update sends everything at once
         try:
-            self._update(self._figures, **values)
+            self._run(self._figures, values)
         except Exception as exc:  # noqa: BLE001  (a learner must never see a traceback here)
             for f, record in zip(self._figures, records):
                 if isinstance(f, (LiveGrid, LiveChart)):
@@ -225,8 +226,14 @@ class LivePanel:
         if unknown:
             raise ValueError(f"values must name controls of this panel {sorted(self.controls)}, got {unknown}")
         figures = [go.Figure(f) for f in self.figures]
-        self._update(figures, **{**self.values(), **values})
+        self._run(figures, {**self.values(), **values})
         return figures
+
+    def _run(self, figures: list, values: dict[str, Any]) -> None:
+        """`update(figures, **values)` with torch on one thread (a panel's tensors are tiny: a second thread only
+        waits, 5-40 ms per update on a busy machine, measured by `python -m attnlib.bench latency --notebooks`)."""
+        with single_thread():
+            self._update(figures, **values)
 
     def _replace_stalled_view(self) -> None:
         """Swap a view the browser stopped answering for a fresh one."""
