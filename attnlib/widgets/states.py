@@ -81,9 +81,7 @@ def _options(control: Any) -> tuple[list[str], list[Any]]:
 def _slider_values(control: Any) -> list[Any]:
     """Every value a numeric slider can take (min..max by step; base**exponent for a log slider)."""
     lo, hi, step = control.min, control.max, control.step or 1
-    count = int(round((hi - lo) / step)) + 1
-    if count > 10_000:
-        count = 10_000
+    count = min(int(round((hi - lo) / step)) + 1, 10_000)
     raw = [lo + i * step for i in range(count)]
     kind = type(control).__name__
     if kind == "IntSlider":
@@ -221,10 +219,6 @@ class StateTable:
             raise OverBudget(key)
 
 
-def _key(indices: tuple[int, ...]) -> str:
-    return ",".join(str(i) for i in indices)
-
-
 def _compute(panel: Any, values: dict[str, Any], cache: dict) -> tuple[Optional[list[dict]], str]:
     """The panel's figures at `values` as plain JSON (cached), or (None, the error) when its update raised."""
     key = _dumps([[k, v] for k, v in sorted(values.items())])
@@ -244,7 +238,7 @@ def table_for(panel: Any, specs: list[dict], grid: dict[str, list], base: list[d
     for indices in itertools.product(*(range(len(grid[n])) for n in names)):
         values = {n: grid[n][i] for n, i in zip(names, indices)}
         figures, error = _compute(panel, values, cache)
-        table.add(_key(indices), figures, error)
+        table.add(",".join(map(str, indices)), figures, error)  # the state's key: 'i,j,..'
     return table
 
 

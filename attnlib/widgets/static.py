@@ -53,11 +53,8 @@ TEXT = {
                          "JupyterLab (`make lab`) or on Binder."),
         "index_header": "| # | Notebook | Article section | What you do | |",
         "continued": "{label} (continued)",
-        "show_code": "Show the code",
-        "nav_label": "Course navigation",
-        "live_panel": "Live panel",
-        "on": "on",
-        "off": "off",
+        "show_code": "Show the code", "nav_label": "Course navigation", "live_panel": "Live panel",
+        "on": "on", "off": "off",
     },
     "zh": {
         "snapshot_at": "（静态快照：{settings}）。",
@@ -86,11 +83,8 @@ TEXT = {
                          "JupyterLab（`make lab`）或 Binder 中操作。"),
         "index_header": "| # | 笔记本 | 文章章节 | 内容 | |",
         "continued": "{label}（续）",
-        "show_code": "显示代码",
-        "nav_label": "课程导航",
-        "live_panel": "交互面板",
-        "on": "开",
-        "off": "关",
+        "show_code": "显示代码", "nav_label": "课程导航", "live_panel": "交互面板",
+        "on": "开", "off": "关",
     },
 }
 
