@@ -47,6 +47,20 @@ def flag(name: str, value: object) -> bool:
     return value
 
 
+def grid_values(name: str, grid: Any, controls: dict) -> Optional[dict[str, list]]:
+    """Return None, or `grid` as {control name: list of values} if it names only `controls`, each with values."""
+    if grid is None:
+        return None
+    if not isinstance(grid, dict):
+        raise ValueError(f"{name} must be a dict of control name → values, got {type(grid).__name__}")
+    for key, values in grid.items():
+        if key not in controls:
+            raise ValueError(f"{name} must name controls of the panel {sorted(controls)}, got {key!r}")
+        if not isinstance(values, (list, tuple)) or not values:
+            raise ValueError(f"{name}[{key!r}] must be a non-empty list of values, got {values!r}")
+    return {key: list(values) for key, values in grid.items()}
+
+
 def choice(name: str, value: Any, options: Sequence[Any]) -> Any:
     """Return `value` if it is one of `options`, else raise naming `name` and listing the options."""
     if value not in options:

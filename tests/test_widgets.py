@@ -140,10 +140,9 @@ def test_static_constants_shared_with_the_site_builder_are_stable():
 
 
 def test_snapshot_names_the_settings_of_enabled_controls(monkeypatch):
-    monkeypatch.delattr(static, "panel_bundle", raising=False)  # the snapshot, until the site's panel_bundle exists
     panel, _ = _simple_panel(title="A <b> title", caption="cap")
     panel.controls["boom"].disabled = True
-    bundle = static.snapshot_bundle(panel)
+    bundle = static.panel_bundle(panel)
     assert bundle == panel.static_bundle()
     note = bundle["text/html"]
     assert note.startswith(f'<div class="{static.NOTE_CLASS}"><b>A &lt;b&gt; title</b>')
@@ -555,3 +554,22 @@ def test_static_display_calls_static_panel_bundle(monkeypatch):
     monkeypatch.setenv(static.STATIC_ENV, "1")
     monkeypatch.setattr(static, "panel_bundle", lambda p: {"text/plain": repr(p), "seen": p is panel}, raising=False)
     assert panel._repr_mimebundle_() == {"text/plain": "LivePanel: Demo", "seen": True}
+
+
+@pytest.mark.parametrize("grid, says", [
+    ({"nope": [1]}, "static_grid must name controls of the panel ['boom', 'n'], got 'nope'"),
+    ({"n": []}, "static_grid['n'] must be a non-empty list of values, got []"),
+    ([("n", [1])], "static_grid must be a dict of control name → values, got list"),
+])
+def test_static_grid_names_what_is_wrong(grid, says):
+    with pytest.raises(ValueError) as err:
+        _simple_panel(static_grid=grid)
+    assert str(err.value) == says
+
+
+def test_static_grid_set_later_is_checked_by_the_site_states():
+    panel, _ = _simple_panel(static_grid={"n": (0, 2)})
+    assert panel.static_grid == {"n": [0, 2]}
+    panel.static_grid = {"typo": [1]}
+    with pytest.raises(ValueError, match="static_grid must name controls of the panel"):
+        widgets.states.panel_states(panel)

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from .._validate import function
+from .._validate import function, grid_values
 from ..i18n import t
 from ..measure import single_thread
 from . import static
@@ -43,19 +43,6 @@ def _check(controls: Any, figures: Any, update: Any) -> None:
     if not all(isinstance(f, (go.Figure, go.FigureWidget)) for f in figures):
         raise ValueError("figures must be a list of plotly go.Figure (or go.FigureWidget) objects")
     function("update", update)
-
-
-def _check_static_grid(static_grid: Any, controls: dict) -> None:
-    """Raise ValueError unless static_grid is None or maps names of `controls` to lists of values."""
-    if static_grid is None:
-        return
-    if not isinstance(static_grid, dict):
-        raise ValueError(f"static_grid must be a dict of control name → values, got {type(static_grid).__name__}")
-    for name, values in static_grid.items():
-        if name not in controls:
-            raise ValueError(f"static_grid must name controls of the panel {sorted(controls)}, got {name!r}")
-        if not isinstance(values, (list, tuple)) or not values:
-            raise ValueError(f"static_grid[{name!r}] must be a non-empty list of values, got {values!r}")
 
 
 CHARTS = ("saturation", "score_histogram")  # figures the view draws on a canvas from recorded changes (LiveChart)
@@ -98,9 +85,8 @@ class LivePanel:
             static_grid: control name → the values the static site pre-renders (static.panel_bundle), or None.
         """
         _check(controls, figures, update)
-        _check_static_grid(static_grid, controls)
         self.title, self.caption, self.main = str(title), str(caption), bool(main)
-        self.static_grid = None if static_grid is None else {k: list(v) for k, v in static_grid.items()}
+        self.static_grid = grid_values("static_grid", static_grid, controls)
         self.controls: dict[str, W.Widget] = dict(controls)
         self._figures: list[LiveFigure] = [_live(f) for f in figures]
         self._early: float | None = None  # while an update runs: when it started, until its heatmaps were sent
@@ -116,7 +102,7 @@ class LivePanel:
         self.view = PanelView()
         self._build_widget(main)
         for c in self.controls.values():
-            c.observe(self._on_change, names="value")
+            c.observe(lambda _change: self.refresh(), names="value")  # any control changed: redraw
         if not self.refresh():
             self.view.show(self._figures)  # the figures as given
 
@@ -163,10 +149,6 @@ class LivePanel:
     def values(self) -> dict[str, Any]:
         """Current value of every control, by name."""
         return {name: c.value for name, c in self.controls.items()}
-
-    def _on_change(self, change: dict) -> None:
-        """ipywidgets observer: any control changed."""
-        self.refresh()
 
     def refresh(self) -> bool:
         """Run `update(figures, **values)` and send the figures to the view: the head grids as soon as `update`
@@ -252,8 +234,8 @@ class LivePanel:
         return bundle
 
     def static_bundle(self) -> dict:
-        """The panel for a page without a kernel: static.panel_bundle(panel) (static.snapshot_bundle before it)."""
-        return getattr(static, "panel_bundle", static.snapshot_bundle)(self)
+        """The panel for a page without a kernel: static.panel_bundle(panel)."""
+        return static.panel_bundle(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}: {self.title}" if self.title else type(self).__name__

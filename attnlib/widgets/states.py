@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._validate import grid_values
 from ..i18n import get_language
 from ..rounding import rounded
 
@@ -261,11 +262,8 @@ def panel_states(panel: Any, budget: int = STATE_BUDGET) -> dict:
         {"over_budget": {"control": name to thin, "bytes": at least, "budget", "states": count}}.
     """
     specs = [control_spec(name, c) for name, c in panel.controls.items()]
-    explicit = getattr(panel, "static_grid", None)
+    explicit = grid_values("static_grid", getattr(panel, "static_grid", None), panel.controls)
     if explicit is not None:
-        unknown = sorted(set(explicit) - set(panel.controls))
-        if unknown:
-            raise ValueError(f"static_grid must name controls of this panel {sorted(panel.controls)}, got {unknown}")
         grid = {s["name"]: list(explicit.get(s["name"], [s["value"]])) for s in specs}
     else:
         grid = derived_grid(specs)

@@ -143,5 +143,3 @@ def panel_bundle(panel: Any) -> dict:
         bundle[STATES_MIME] = dict(panel_states(panel), title=panel.title, caption=getattr(panel, "caption", ""))
     return bundle
 
-
-snapshot_bundle = panel_bundle  # the name panel.py called before the panel_bundle contract (issue 12)
