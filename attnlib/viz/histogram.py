@@ -11,8 +11,7 @@ import plotly.graph_objects as go
 from .._validate import integer, pixels
 from ..i18n import t
 from .convert import ArrayLike, escape, rounded, to_numpy
-from .saturation import trace_changes, write_changes
-from .style import OKABE_ITO, figure_meta, layout_base, trace
+from .style import OKABE_ITO, figure_meta, layout_base, trace, trace_changes, write_changes
 
 NORMAL_NAME = "N(0, 1) density"  # in English: see trace
 SERIES_COLORS = [OKABE_ITO[i] for i in (4, 5, 2, 0, 6, 1)]

@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from .._validate import integer, pixels
 from ..i18n import t
+from . import style
 from .convert import ArrayLike, attention_weights, bool_mask, rounded, token_labels
 from .style import MASK_COLOR, OKABE_ITO, figure_meta, layout_base, legend_below, ticks, trace
 
@@ -107,33 +108,6 @@ def saturation_figure(row_weights: ArrayLike, curves: Curves, *, k_tokens: Optio
     return fig
 
 
-def write_changes(fig: go.Figure, changes: dict) -> None:
-    """Apply {("data", i, key, ...) or ("layout", key, ...): value}: recorded for a live panel's view when the figure
-    records (`fig.record_chart`, widgets.view.LiveChart), else written as plotly properties, skipping the unchanged.
-
-    Args: fig: a figure. changes: property paths (trace index, or layout keys and list indices) → new values.
-    Returns: None.
-    """
-    record = getattr(fig, "record_chart", None)
-    if record is not None and record(changes):
-        return
-    written = getattr(fig, "_al_written", None) or {}  # lost when the figure is copied: then all is rewritten
-    for path, value in changes.items():
-        if path in written and np.array_equal(np.asarray(written[path], dtype=object), np.asarray(value, dtype=object)):
-            continue
-        node = fig.data[path[1]] if path[0] == "data" else fig.layout
-        for key in path[2 if path[0] == "data" else 1:-1]:
-            node = node[key]
-        node[path[-1]] = value
-        written[path] = value
-    fig._al_written = written
-
-
-def trace_changes(i: int, **props: Any) -> dict:
-    """{("data", i, name): value} for `write_changes`: properties of trace i."""
-    return {("data", i, name): value for name, value in props.items()}
-
-
 def _indices(fig: go.Figure) -> dict:
     """Trace index by (English name, x axis), found by name (in any language) once per figure."""
     if getattr(fig, "_al_index", None) is None:
@@ -148,7 +122,7 @@ def _bar_changes(fig: go.Figure, i: int, row: np.ndarray, toks: list[str], allow
     """The bar chart: keys (grey when masked) and their ticks, then the weights."""
     n = len(toks)
     vals, text = ticks(toks, (fig.layout.width or 440) * 0.35)
-    return {**trace_changes(i, x=np.arange(n), customdata=np.asarray(toks, dtype=object), y=rounded(row)),
+    return {**style.trace_changes(i, x=np.arange(n), customdata=np.asarray(toks, dtype=object), y=rounded(row)),
             ("data", i, "marker", "color"): np.where(allowed, BAR_COLOR, MASK_COLOR).astype(object),
             ("layout", "xaxis", "tickvals"): vals, ("layout", "xaxis", "ticktext"): text,
             ("layout", "xaxis", "range"): [-0.5, n - 0.5]}
@@ -188,8 +162,8 @@ def update_saturation(fig: go.Figure, row_weights: ArrayLike, *, curves: Optiona
         changes.update(_curve_changes(fig, index, curves))
     shown = current is not None and d_k is not None
     for key, axis in zip(CURVE_KEYS, CURVE_AXES):
-        changes |= trace_changes(index[MARKER_NAME, axis], x=[d_k] if shown else [None],
+        changes |= style.trace_changes(index[MARKER_NAME, axis], x=[d_k] if shown else [None],
                                  y=[rounded(current[key])] if shown else [None])
     changes |= {("layout", "shapes", j, name): value for j in range(len(fig.layout.shapes))
                 for name, value in (("visible", d_k is not None), ("x0", d_k or 1), ("x1", d_k or 1))}
-    write_changes(fig, changes)
+    style.write_changes(fig, changes)

@@ -87,3 +87,30 @@ def assign(fig: go.Figure, tr: Any, props: dict, layout: Optional[dict] = None) 
     restyle = {path: [np.array(v) if isinstance(v := props[path], np.ndarray) else v] for path in sorted(props)}
     index = next(i for i, d in enumerate(fig.data) if d is tr)
     fig.plotly_update(restyle_data=restyle, relayout_data=layout or None, trace_indexes=[index])
+
+
+def write_changes(fig: go.Figure, changes: dict) -> None:
+    """Apply {("data", i, key, ...) or ("layout", key, ...): value}: recorded for a live panel's view when the figure
+    records (`fig.record_chart`, widgets.view.LiveChart), else written as plotly properties, skipping the unchanged.
+
+    Args: fig: a figure. changes: property paths (trace index, or layout keys and list indices) → new values.
+    Returns: None.
+    """
+    record = getattr(fig, "record_chart", None)
+    if record is not None and record(changes):
+        return
+    written = getattr(fig, "_al_written", None) or {}  # lost when the figure is copied: then all is rewritten
+    for path, value in changes.items():
+        if path in written and np.array_equal(np.asarray(written[path], dtype=object), np.asarray(value, dtype=object)):
+            continue
+        node = fig.data[path[1]] if path[0] == "data" else fig.layout
+        for key in path[2 if path[0] == "data" else 1:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        written[path] = value
+    fig._al_written = written
+
+
+def trace_changes(i: int, **props: Any) -> dict:
+    """{("data", i, name): value} for `write_changes`: properties of trace i."""
+    return {("data", i, name): value for name, value in props.items()}
