@@ -176,3 +176,26 @@ def test_english_output_is_unchanged(run):
     assert [t.name for t in hull.data] == ["convex hull", "value vectors v_j", "output Σ w_j v_j"]
     assert hist.data[0].name == "q·k (var 1.02)" and hist.layout.xaxis.title.text == "score"
     assert cost.layout.yaxis2.title.text == "peak memory (MB, log scale)"
+
+
+def test_explorer_controls_speak_chinese_as_the_page_shows_them():
+    """Every control of both explorers, as a page shows it (widgets.states.control_spec): a Chinese label (d_k, a
+    math symbol, stays), the mask's options in Chinese, and the values the code compares unchanged."""
+    from attnlib.widgets.states import control_spec
+    al.set_language("zh")
+    explorer = al.widgets.AttentionExplorer(mask="padding", seq_len=4, heads=1, max_seq=8)
+    for panel in (explorer, al.widgets.SaturationExplorer(n_keys=4)):
+        for name, control in panel.controls.items():
+            spec = control_spec(name, control)
+            assert CJK.search(spec["label"]) or spec["label"] == "d_k", (name, spec["label"])
+            if spec["kind"] == "select":
+                assert all(CJK.search(label) for label in spec["labels"]), (name, spec["labels"])
+    mask = control_spec("mask", explorer.controls["mask"])
+    assert mask["values"] == list(al.widgets.MASKS) and mask["value"] == "padding"
+    assert dict(zip(mask["values"], mask["labels"])) == {"none": "无", "causal": "因果", "padding": "填充",
+                                                         "window": "窗口"}
+    assert explorer.controls["mask"].label == "填充" and not explorer.controls["pad"].disabled  # _on_mask saw the kind
+    explorer.controls["mask"].value = "window"
+    assert explorer.status == "" and not explorer.controls["window"].disabled and explorer.controls["pad"].disabled
+    al.set_language("en")
+    assert [label for label, _ in al.widgets.AttentionExplorer().controls["mask"].options] == list(al.widgets.MASKS)

@@ -61,6 +61,12 @@ def _int_slider(value: int, lo: int, hi: int, description: str) -> W.IntSlider:
     return W.IntSlider(value=value, min=lo, max=hi, description=description, **_slider_style())
 
 
+def _mask_options() -> list[tuple[str, str]]:
+    """The mask Dropdown's (label, value) options: every kind of MASKS, labelled in the current language."""
+    labels = {"none": t("none"), "causal": t("causal"), "padding": t("padding"), "window": t("window")}
+    return [(labels[kind], kind) for kind in MASKS]
+
+
 def _scaled_checkbox(value: bool) -> W.Checkbox:
     return W.Checkbox(value=value, description=t("scale by 1/√d_k"), indent=False, layout=W.Layout(width="160px"))
 
@@ -152,7 +158,7 @@ class AttentionExplorer(LivePanel):
             "seq_len": _int_slider(v["seq_len"], 2, self.max_seq, t("sequence length")),
             "temperature": _temperature_slider(v["temperature"]),
             "scaled": _scaled_checkbox(v["scaled"]),
-            "mask": W.Dropdown(options=MASKS, value=v["mask"], description=t("mask"),
+            "mask": W.Dropdown(options=_mask_options(), value=v["mask"], description=t("mask"),
                                style={"description_width": "initial"}, layout=W.Layout(width="170px")),
             "window": _int_slider(v["window"], 0, self.max_seq - 1, t("window ±")),
             "pad": _int_slider(v["pad"], 0, self.max_seq, t("padded tokens")),
