@@ -256,8 +256,9 @@ def test_explorer_mask_cells_zero_and_marked(explorer):
 
 
 def _extremes(control):
-    if isinstance(control, W.SelectionSlider) or isinstance(control, W.Dropdown):
-        return list(control.options)[:1] + list(control.options)[-1:]
+    if isinstance(control, W.SelectionSlider) or isinstance(control, W.Dropdown):  # options: values or (label, value)
+        values = [o[1] if isinstance(o, tuple) else o for o in control.options]
+        return values[:1] + values[-1:]
     if isinstance(control, W.Checkbox):
         return [False, True]
     if isinstance(control, W.FloatLogSlider):

@@ -109,9 +109,7 @@ def _set_geometry(fig: go.Figure, slots: list, geo: dict, shape: tuple[int, int,
     for h, (weights, _) in enumerate(slots):
         xa, ya, label = _axis(fig, "x", h), _axis(fig, "y", h), fig.layout.annotations[h]
         visible = h < heads
-        weights.visible = visible
-        xa.visible = visible
-        ya.visible = visible
+        weights.visible = xa.visible = ya.visible = visible
         label.visible = visible and not single
         if not visible:  # a hidden subplot must not cover the others: park it in a corner
             xa.domain, ya.domain = [0.9999, 1.0], [0.0, 0.0001]
@@ -248,23 +246,31 @@ def heatmap_figure(weights: ArrayLike, q_tokens: Sequence[Any], k_tokens: Sequen
     return fig
 
 
+def grid_traces(fig: go.Figure) -> list[tuple[int, Optional[int]]]:
+    """Per head a head-grid figure shows now: the index in fig.data of its weights trace and of its mask trace
+    (None when that mask is hidden: no cell masked)."""
+    meta = figure_meta(fig, "head_grid", "head_grid_figure or heatmap_figure")
+    index = {id(t): i for i, t in enumerate(fig.data)}
+    return [(index[id(w)], index[id(m)] if m.visible and np.shape(m.z) == np.shape(w.z) else None)
+            for w, m in _slot_traces(fig, meta["slots"]) if w.visible is not False]
+
+
 def grid_record(fig: go.Figure) -> tuple:
     """The (weights, q_tokens, k_tokens, allowed) a head-grid figure shows now, read from its shown traces.
 
     Args: fig: a figure made by `head_grid_figure` or `heatmap_figure`.
     Returns: weights [heads, N_q, N_k] float64, the query and key labels, allowed [heads, N_q, N_k] bool.
     """
-    meta = figure_meta(fig, "head_grid", "head_grid_figure or heatmap_figure")
-    shown = [pair for pair in _slot_traces(fig, meta["slots"]) if pair[0].visible is not False]
-    w = np.stack([np.asarray(t.z, dtype=np.float64) for t, _ in shown])  # [heads, N_q, N_k]
+    shown = grid_traces(fig)
+    w = np.stack([np.asarray(fig.data[i].z, dtype=np.float64) for i, _ in shown])  # [heads, N_q, N_k]
     n_q, n_k = w.shape[1:]
-    custom = shown[0][0].customdata  # [N_q, N_k, (query token, key token)]
+    custom = fig.data[shown[0][0]].customdata  # [N_q, N_k, (query token, key token)]
     custom = np.asarray(custom, dtype=object) if custom is not None else np.zeros((n_q, n_k, 2), dtype=object)
     qt, kt = [str(c) for c in custom[:, 0, 0]], [str(c) for c in custom[0, :, 1]]
     allowed = np.ones(w.shape, dtype=bool)  # [heads, N_q, N_k]
-    for h, (_, masked) in enumerate(shown):
-        if masked.visible and np.shape(masked.z) == (n_q, n_k):
-            allowed[h] = np.asarray(masked.z) == 0
+    for h, (_, m) in enumerate(shown):
+        if m is not None:
+            allowed[h] = np.asarray(fig.data[m].z) == 0
     return w, qt, kt, allowed
 
 

@@ -25,7 +25,7 @@ from .._validate import function, grid_values
 from ..i18n import t
 from ..measure import single_thread
 from . import static
-from .view import LiveChart, LiveFigure, LiveGrid, PanelView
+from .view import LiveChart, LiveFigure, LiveGrid, PanelView, figure_kind
 
 SLIDERS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.SelectionSlider, W.IntRangeSlider,
            W.FloatRangeSlider, W.SelectionRangeSlider)
@@ -45,14 +45,11 @@ def _check(controls: Any, figures: Any, update: Any) -> None:
     function("update", update)
 
 
-CHARTS = ("saturation", "score_histogram")  # figures the view draws on a canvas from recorded changes (LiveChart)
-
-
 def _live(fig: go.Figure) -> LiveFigure:
     """A panel's own copy of `fig`: a LiveGrid for a head grid, a LiveChart for a saturation figure or score
     histogram (both drawn on canvases), else a LiveFigure."""
-    kind = fig.layout.meta.get("kind") if isinstance(fig.layout.meta, dict) else None
-    return LiveGrid(fig) if kind == "head_grid" else LiveChart(fig) if kind in CHARTS else LiveFigure(fig)
+    kind = figure_kind({"meta": fig.layout.meta})
+    return LiveGrid(fig) if kind == "grid" else LiveChart(fig) if kind == "chart" else LiveFigure(fig)
 
 
 class LivePanel:

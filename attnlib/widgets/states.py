@@ -16,6 +16,8 @@ import numpy as np
 from .._validate import grid_values
 from ..i18n import get_language
 from ..rounding import rounded
+from ..viz.heatmaps import grid_record, grid_traces, grid_view
+from .view import figure_kind, texts
 
 STATE_BUDGET = 1_500_000  # bytes of embedded state JSON per page, at most
 MAX_STATES = 256  # states of a derived grid, at most (each one is a run of the panel's update)
@@ -56,6 +58,16 @@ def _plain(obj: Any) -> Any:
 def figure_json(fig: Any) -> dict:
     """A plotly figure as plain JSON (lists, no typed arrays): {"data": [...], "layout": {...}}."""
     return _plain(json.loads(fig.to_json(validate=False)))
+
+
+def figure_state(fig: Any) -> dict:
+    """A figure as plain JSON; a head grid also with "view", what its canvas draws (grid_view's layout, and "cells":
+    per shown head the indices of its weights and mask traces in "data")."""
+    out = figure_json(fig)
+    if figure_kind(out["layout"]) == "grid":
+        added = out["data"][2 * out["layout"]["meta"]["slots"]:]
+        out["view"] = {**grid_view(out["layout"], added, *grid_record(fig)), "cells": grid_traces(fig)}
+    return out
 
 
 def _dumps(obj: Any) -> str:
@@ -214,6 +226,7 @@ class StateTable:
         else:
             self.states[key] = [[[self.piece(t) for t in f["data"]],
                                  self.piece(_layout_patch(f["layout"], b["layout"]))]
+                                + ([self.piece(f["view"])] if "view" in f else [])
                                 for f, b in zip(figures, self.base)]
         self.size += len(_dumps({key: self.states[key]}).encode())
         if self.size > self.budget:
@@ -225,7 +238,7 @@ def _compute(panel: Any, values: dict[str, Any], cache: dict) -> tuple[Optional[
     key = _dumps([[k, v] for k, v in sorted(values.items())])
     if key not in cache:
         try:
-            cache[key] = ([figure_json(f) for f in panel.figures_at(**values)], "")
+            cache[key] = ([figure_state(f) for f in panel.figures_at(**values)], "")
         except Exception as exc:  # noqa: BLE001  (a state the code refuses is shown as such on the page)
             cache[key] = (None, f"{type(exc).__name__}: {exc}")
     return cache[key]
@@ -258,7 +271,9 @@ def panel_states(panel: Any, budget: int = STATE_BUDGET) -> dict:
     Args: panel: a LivePanel (controls, figures_at). budget: bytes of state JSON allowed.
     Returns: {"controls": [control_spec + "grid": indices into values that have states], "base": the figures at
         the panel's settings, "pool": distinct traces and layout patches, "states": {"i,j,..": [[trace indices,
-        layout patch index] per figure] or {"error": text}}, "bytes": size of pool + states} or, over budget,
+        layout patch index(, a head grid's canvas view index)] per figure] or {"error": text}}, "kinds": per
+        figure "grid", "chart" or "plotly" (view.figure_kind), "texts": the canvas views' words, "bytes": size of
+        pool + states} or, over budget,
         {"over_budget": {"control": name to thin, "bytes": at least, "budget", "states": count}}.
     """
     specs = [control_spec(name, c) for name, c in panel.controls.items()]
@@ -296,7 +311,8 @@ def panel_states(panel: Any, budget: int = STATE_BUDGET) -> dict:
         s["index"] = s["values"].index(current[s["name"]])
         s["value"] = _jsonable(s["value"])
         s["values"] = [_jsonable(v) for v in s["values"]]
-    return {"controls": specs, "base": base, "pool": table.pool, "states": table.states,
+    return {"controls": specs, "base": [{k: f[k] for k in ("data", "layout")} for f in base], "pool": table.pool,
+            "states": table.states, "kinds": [figure_kind(f["layout"]) for f in base], "texts": texts(),
             "bytes": table.size, "language": get_language()}
 
 

@@ -36,6 +36,17 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot send a {type(value).__name__} to the view")
 
 
+CHARTS = ("saturation", "score_histogram")  # figures a view draws on a canvas from their plotly JSON (Chart)
+
+
+def figure_kind(layout: dict) -> str:
+    """How a view draws a figure, from its layout (plotly JSON): "grid" (a head grid, on canvases), "chart" (a
+    saturation figure or score histogram, on a canvas) or "plotly" (by plotly.js)."""
+    meta = layout.get("meta")
+    kind = meta.get("kind") if isinstance(meta, dict) else None
+    return "grid" if kind == "head_grid" else "chart" if kind in CHARTS else "plotly"
+
+
 def patched(data: list, layout: dict, changes: dict) -> tuple[list, dict]:
     """Copies of plotly JSON with `changes` ({("data", i, key, ...) or ("layout", key, ...): value}) applied; only
     the dicts and lists along each path are copied."""

@@ -26,13 +26,23 @@ def plotly_html(fig: dict, div_id: str) -> str:
     """A div and a script that draws `fig` with the page's plotly.js (no CDN, stable id)."""
     import plotly.io as pio
 
-    title = fig.get("layout", {}).get("title", {})
-    title = title.get("text", "") if isinstance(title, dict) else str(title or "")
-    label = re.sub(r"<[^>]+>", " ", title).strip() or "Figure"
     body = pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id, validate=False,
                        config={"displaylogo": False, "responsive": True,
                                "modeBarButtonsToRemove": ["sendChartToCloud"]})  # it would go online
-    return f'<figure class="al-figure" role="group" aria-label="{html.escape(label)}">{body}</figure>'
+    return f'<figure class="al-figure" role="group" aria-label="{html.escape(figure_label(fig))}">{body}</figure>'
+
+
+def figure_label(fig: dict) -> str:
+    """A figure's title as plain text (its accessible name), or "Figure"."""
+    title = fig.get("layout", {}).get("title", {})
+    title = title.get("text", "") if isinstance(title, dict) else str(title or "")
+    return re.sub(r"<[^>]+>", " ", title).strip() or "Figure"
+
+
+def canvas_html(fig: dict) -> str:
+    """An empty figure box that static_panel.js draws on canvases (a head grid, a saturation figure, a histogram)."""
+    return f'<figure class="al-figure al-canvas-figure" role="group" aria-label="{html.escape(figure_label(fig))}">' \
+           '</figure>'
 
 
 class StaticOutputsPreprocessor(Preprocessor):
@@ -79,7 +89,8 @@ class StaticOutputsPreprocessor(Preprocessor):
         size = check_budget(self.where, states)
         data.pop(SNAPSHOT_MIME, None)
         data.pop(WIDGET_MIME, None)
-        drawn = "".join(plotly_html(f, f"{div_id}-{k}") for k, f in enumerate(states["base"]))
+        drawn = "".join(plotly_html(f, f"{div_id}-{k}") if kind == "plotly" else canvas_html(f)
+                        for k, (f, kind) in enumerate(zip(states["base"], states["kinds"])))
         data["text/html"] = live_panel_html(states, drawn, f"panel-{div_id}", binder_link(self.binder, self.language))
         live = [c for c in states["controls"] if c["kind"] != "fixed" and len(c["values"]) > 1]
         self.counts["live_panels"] += 1

@@ -4,7 +4,8 @@ The kernel that executed the notebook (ATTNLIB_STATIC=1) left the panel's states
 every state of a grid of control values, computed by the panel's own `figures_at`. Here they become an element
 of class al-static-panel: a caption (what is live here, what needs JupyterLab or Binder), one input/select per
 control (a control outside the grid is shown disabled), the figures at the panel's settings, the states as JSON,
-and a call to assets/static_panel.js, which redraws the figures with Plotly.react.
+and a call to assets/static_panel.js, which redraws them as a live view in JupyterLab does: head grids, saturation
+figures and score histograms on canvases (assets/panel_view.js, attnlib's own view), the others with Plotly.react.
 """
 from __future__ import annotations
 
@@ -40,9 +41,9 @@ def check_budget(where: str, states: dict, budget: int = STATE_BUDGET) -> int:
 
 
 def embedded_json(states: dict) -> str:
-    """The JSON the page embeds: controls, base figures, pool, states and the panel's strings."""
+    """The JSON the page embeds: controls, base figures, pool, states, figure kinds and the panel's strings."""
     language = states.get("language", "en")
-    keep = {k: states[k] for k in ("controls", "base", "pool", "states")}
+    keep = {k: states[k] for k in ("controls", "base", "pool", "states", "kinds", "texts")}
     keep["text"] = {k: text(k, language) for k in ("no_state", "failed")}
     return json.dumps(keep, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 

@@ -2,8 +2,9 @@
 
 For every notebook page (both editions): every request that is not file:// is aborted and recorded (none may
 happen); for each live control of the main panel, a move (the keyboard for a slider, select_option, a click)
-redraws the figures with exactly the traces that the build computed for that state with the panel's own
-`figures_at` (read back from the page's embedded JSON in Python, decoded independently of the page's script);
+redraws the figures with exactly the data that the build computed for that state with the panel's own
+`figures_at` (read back from the page's embedded JSON in Python, decoded independently of the page's script: the
+traces plotly.js or a chart canvas holds, the weights and masked cells a head-grid canvas drew);
 the panel's screenshot differs before and after; no page error. Screenshots: build/site-browser/.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from attnlib.bench.site import open_offline
@@ -37,23 +39,46 @@ def embedded(tab) -> dict:
     return {"id": root.get_attribute("id"), "spec": json.loads(text)}
 
 
-def expected_traces(spec: dict, key: str) -> list[list[dict]]:
-    """The traces of every figure in state `key`, from the pool (Python's reading of the build's states)."""
+def expected_figures(spec: dict, key: str) -> list:
+    """What each figure of state `key` must show, from the pool (Python's reading of the build's states): a plotly
+    figure's or chart's traces; a head grid's weights and masked cells (float32, flat), read from its traces."""
     state = spec["states"][key]
     assert not isinstance(state, dict), f"state {key} failed at build time: {state}"
-    return [[spec["pool"][t] for t in fig[0]] for fig in state]
+    out = []
+    for kind, fig in zip(spec["kinds"], state):
+        traces = [spec["pool"][t] for t in fig[0]]
+        if kind != "grid":
+            out.append(traces)
+            continue
+        cells = spec["pool"][fig[2]]["cells"]
+        shape = np.shape(traces[cells[0][0]]["z"])
+        masks = [np.asarray(traces[m]["z"]) != 0 if m is not None else np.zeros(shape, bool) for _, m in cells]
+        out.append({"weights": np.float32([traces[w]["z"] for w, _ in cells]).ravel(),
+                    "masked": np.uint8(masks).ravel() if any(m is not None for _, m in cells) else None})
+    return out
 
 
-def drawn_traces(tab, panel_id: str) -> list[list[dict]]:
-    """The traces plotly.js holds for each figure of the panel (gd.data), as JSON."""
-    return tab.evaluate("""(id) => [...document.getElementById(id).querySelectorAll('.al-static-figures '
-        + '.plotly-graph-div')].map(gd => JSON.parse(JSON.stringify(gd.data)))""", panel_id)
+DRAWN_JS = """(id) => { const p = window.alStaticPanels[id]; return p.kinds.map((kind, i) =>
+  kind === "grid" ? {weights: Array.from(p.canvases[i].w), masked: p.canvases[i].m ? Array.from(p.canvases[i].m) : null}
+  : kind === "chart" ? JSON.parse(p.canvases[i].json).data : JSON.parse(JSON.stringify(p.divs[i].data))); }"""
 
 
-def assert_same_data(drawn: list[list[dict]], expected: list[list[dict]], where: str) -> None:
-    """Every property the build computed is in the drawn traces, equal (same numbers, same labels)."""
+def drawn_figures(tab, panel_id: str) -> list:
+    """What each figure of the panel shows: the weights and masked cells a head-grid canvas drew, the traces a chart
+    canvas drew (its JSON) or plotly.js holds (gd.data)."""
+    return tab.evaluate(DRAWN_JS, panel_id)
+
+
+def assert_same_data(drawn: list, expected: list, where: str) -> None:
+    """Every property the build computed is in the drawn traces, equal (same numbers, same labels); a head grid
+    drew exactly the float32 weights and the masked cells of the build's traces."""
     assert len(drawn) == len(expected), where
     for f, (d_fig, e_fig) in enumerate(zip(drawn, expected)):
+        if isinstance(e_fig, dict):
+            assert np.array_equal(np.float32(d_fig["weights"]), e_fig["weights"]), f"{where}: grid {f}'s weights"
+            assert (d_fig["masked"] is None) == (e_fig["masked"] is None), f"{where}: grid {f}'s mask"
+            assert e_fig["masked"] is None or np.array_equal(d_fig["masked"], e_fig["masked"]), f"{where}: grid {f}"
+            continue
         assert len(d_fig) == len(e_fig), f"{where}: figure {f} has {len(d_fig)} traces, expected {len(e_fig)}"
         for t, (d, e) in enumerate(zip(d_fig, e_fig)):
             for prop, value in e.items():
@@ -90,7 +115,7 @@ def test_main_panel_moves_offline(name, site, shots, browser, browser_context_ar
         panel_id, spec = info["id"], info["spec"]
         controls = [dict(c, now=c["index"]) for c in spec["controls"]]
         key = ",".join(str(c["now"]) for c in controls)
-        assert_same_data(drawn_traces(tab, panel_id), expected_traces(spec, key), f"{name} at its first state")
+        assert_same_data(drawn_figures(tab, panel_id), expected_figures(spec, key), f"{name} at its first state")
         live = [c for c in controls if c["kind"] != "fixed" and len(c["values"]) > 1]
         assert live, f"{name}: no control of the main panel moves on the page"
         for c in controls:
@@ -108,7 +133,7 @@ def test_main_panel_moves_offline(name, site, shots, browser, browser_context_ar
             tab.evaluate("(id) => window.alStaticPanels[id].pending", panel_id)
             tab.wait_for_timeout(50)
             assert tab.locator(f"#{panel_id} .al-static-status").text_content() == "", f"{name}: {c['name']}"
-            assert_same_data(drawn_traces(tab, panel_id), expected_traces(spec, key), f"{name}: {c['name']} moved")
+            assert_same_data(drawn_figures(tab, panel_id), expected_figures(spec, key), f"{name}: {c['name']} moved")
             after = panel.screenshot(path=str(shots / f"{stem}_{c['name']}_after.png"))
             assert after != before, f"{name}: moving {c['name']} changed nothing on screen"
         tab.locator(f"#{panel_id}").screenshot(path=str(shots / f"{stem}_panel.png"))  # controls and figures
@@ -153,7 +178,7 @@ def test_a_drag_draws_its_last_value_without_a_backlog(name, site, browser, brow
         key = ",".join(str(steps[-1] if j == k else c["index"]) for j, c in enumerate(controls))
         assert out["key"] == key, f"{name}: the panel shows {out['key']}, the slider ended at {key}"
         assert 1 <= out["redraws"] <= 2, f"{name}: {len(steps)} moves in one task drew {out['redraws']} times"
-        assert_same_data(drawn_traces(tab, panel_id), expected_traces(spec, key), f"{name}: after a drag")
+        assert_same_data(drawn_figures(tab, panel_id), expected_figures(spec, key), f"{name}: after a drag")
         assert blocked == [] and errors == [], f"{name}: {blocked} {errors}"
     finally:
         context.close()

@@ -1,6 +1,8 @@
-/* A main panel on a static page: its HTML controls redraw its figures with Plotly.react from the states the
-   site builder computed with the panel's own code (scripts/sitebuild/panels.py embeds them as JSON next to
-   the panel). No kernel, no network. window.alStaticPanels[id] exposes the panel to tests and benchmarks. */
+/* A main panel on a static page: its HTML controls redraw its figures from the states the site builder computed
+   with the panel's own code (scripts/sitebuild/panels.py embeds them as JSON next to the panel), drawn as the live
+   view in JupyterLab draws them: head grids, saturation figures and score histograms on canvases (window.alCanvas,
+   assets/panel_view.js: attnlib's own view code), any other figure with Plotly.react. No kernel, no network.
+   window.alStaticPanels[id] exposes the panel to tests and benchmarks. */
 (function () {
   "use strict";
   var CONFIG = {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["sendChartToCloud"]};
@@ -12,9 +14,27 @@
     return window.structuredClone ? window.structuredClone(obj) : JSON.parse(JSON.stringify(obj));
   }
 
-  // True when two state entries ([trace indices, layout patch index]) name the same pieces.
+  // The canvas Grid's input: a head grid's view (grid_view's layout; "cells": per shown head the indices, among the
+  // figure's traces, of its weights and mask traces) with the weights [heads, N_q, N_k] and masked cells, flat.
+  function gridInput(view, traces) {
+    var first = traces[view.cells[0][0]].z, nq = first.length, nk = first[0].length, size = nq * nk;
+    var weights = new Float32Array(view.cells.length * size), masked = null;
+    view.cells.forEach(function (c, h) {
+      var z = traces[c[0]].z, m = c[1] === null ? null : traces[c[1]].z;
+      if (m && !masked) { masked = new Uint8Array(weights.length); }
+      for (var i = 0; i < nq; i++) {
+        for (var j = 0; j < nk; j++) {
+          weights[h * size + i * nk + j] = z[i][j];
+          if (m) { masked[h * size + i * nk + j] = m[i][j] ? 1 : 0; }
+        }
+      }
+    });
+    return Object.assign({}, view, {weights: weights, masked: masked});
+  }
+
+  // True when two state entries ([trace indices, layout patch index(, grid view index)]) name the same pieces.
   function same(a, b) {
-    if (!a || !b || a[1] !== b[1] || a[0].length !== b[0].length) { return false; }
+    if (!a || !b || a[1] !== b[1] || a[2] !== b[2] || a[0].length !== b[0].length) { return false; }
     for (var t = 0; t < a[0].length; t++) { if (a[0][t] !== b[0][t]) { return false; } }
     return true;
   }
@@ -22,8 +42,13 @@
   function Panel(root) {
     this.root = root;
     this.spec = JSON.parse(root.querySelector("script.al-states").textContent);
-    this.divs = Array.prototype.map.call(root.querySelectorAll(".al-static-figures .plotly-graph-div"),
-                                         function (d) { return d; });
+    this.kinds = this.spec.kinds;  // per figure: "grid" or "chart" (a canvas) or "plotly"
+    var boxes = root.querySelectorAll(".al-static-figures > .al-figure"), texts = this.spec.texts;
+    this.divs = this.kinds.map(function (kind, i) { return boxes[i].querySelector(".plotly-graph-div"); });
+    this.canvases = this.kinds.map(function (kind, i) {  // the live view's Grid and Chart, in the figure's box
+      return kind === "grid" ? new window.alCanvas.Grid(boxes[i], texts)
+        : kind === "chart" ? new window.alCanvas.Chart(boxes[i], texts) : null;
+    });
     this.inputs = this.spec.controls.map(function (c) {
       return root.querySelector('[data-al-control="' + c.name + '"]');
     });
@@ -62,18 +87,36 @@
   };
 
   Panel.prototype.start = function () {
+    /* The page's plotly figures show the first state already: draw it on the canvases. */
     var state = this.spec.states[this.key()], self = this;
-    if (state && !state.error) { state.forEach(function (entry, i) { self.shown[i] = entry; }); }
+    if (!state || state.error) { return; }
+    state.forEach(function (entry, i) {
+      if (self.canvases[i]) { self.paint(entry, i); }
+      self.shown[i] = entry;
+    });
   };
 
-  Panel.prototype.figureAt = function (entry, i) {
-    /* {data, layout} of figure i from its state entry [trace indices, layout patch index]. */
+  Panel.prototype.figureAt = function (entry, i, copied) {
+    /* {data, layout} of figure i from its state entry [trace indices, layout patch index]: copies of the pieces
+       when `copied` (for plotly), else the pieces themselves. */
     var pool = this.spec.pool, base = this.spec.base[i].layout, patch = pool[entry[1]], layout = {};
-    Object.keys(base).forEach(function (name) { layout[name] = name === "template" ? base[name] : copy(base[name]); });
+    var own = copied ? copy : function (obj) { return obj; };
+    Object.keys(base).forEach(function (name) { layout[name] = name === "template" ? base[name] : own(base[name]); });
     Object.keys(patch).forEach(function (name) {
-      if (patch[name] === null) { delete layout[name]; } else { layout[name] = copy(patch[name]); }
+      if (patch[name] === null) { delete layout[name]; } else { layout[name] = own(patch[name]); }
     });
-    return {data: entry[0].map(function (t) { return copy(pool[t]); }), layout: layout};
+    return {data: entry[0].map(function (t) { return own(pool[t]); }), layout: layout};
+  };
+
+  Panel.prototype.paint = function (entry, i) {
+    /* Draw figure i at its state entry: on its canvas (at once), or with Plotly.react (its promise). */
+    var kind = this.kinds[i], f = this.figureAt(entry, i, kind === "plotly");
+    if (kind === "grid") { return this.canvases[i].update(gridInput(this.spec.pool[entry[2]], f.data)); }
+    if (kind === "chart") {  // the chart's own defaults, not plotly's template
+      delete f.layout.template;
+      return this.canvases[i].update({json: JSON.stringify(f)});
+    }
+    return window.Plotly.react(this.divs[i], f.data, f.layout, CONFIG);
   };
 
   Panel.prototype.redraw = function () {
@@ -106,7 +149,7 @@
   };
 
   Panel.prototype.draw = function (key, t0) {
-    /* Draw state `key`: Plotly.react only the figures whose pieces differ from what they show, all in this frame. */
+    /* Draw state `key`: only the figures whose pieces differ from what they show, all in this frame. */
     var state = this.spec.states[key], self = this, drawn = [];
     if (!state || state.error) {
       this.status.textContent = state ? this.spec.text.failed.replace("{error}", state.error) : this.spec.text.no_state;
@@ -117,8 +160,7 @@
     state.forEach(function (entry, i) {  // a figure whose traces and layout did not change is left as it is
       if (same(entry, self.shown[i])) { return; }
       self.shown[i] = entry;
-      var f = self.figureAt(entry, i);
-      drawn.push(window.Plotly.react(self.divs[i], f.data, f.layout, CONFIG));
+      drawn.push(self.paint(entry, i));
     });
     return Promise.all(drawn).then(function () {
       self.redraws += 1;
