@@ -7,8 +7,9 @@ into build/site-bench/site unless --site names a built one (--no-build: never bu
 default build/site, the output of `make site`), opens every page from file:// with every request
 that is not file:// aborted, and moves each live control of the main panel `repeats` times. One move is timed
 in the page from the control's input/change event to the figures redrawn (canvases at once, plotly figures at
-Plotly.react's promise) and the next two animation frames (painted), after MathJax has typeset the page. Prints a line per page and, last, one line of JSON:
-per page the median and max ms, the moves, the page's size and its embedded-state bytes, the load average.
+Plotly.react's promise) and the next two animation frames (painted), after MathJax has typeset the page. Prints a
+line per page and, last, one line of JSON: per page the median and max ms, the moves, the page's size and its
+embedded-state bytes, the load average.
 Target: median <= 100 ms per page.
 A benchmark, not a test: the machine is shared, so read the numbers with the load average printed beside them.
 """
