@@ -61,12 +61,15 @@ def figure_json(fig: Any) -> dict:
 
 
 def figure_state(fig: Any) -> dict:
-    """A figure as plain JSON; a head grid also with "view", what its canvas draws (grid_view's layout, and "cells":
-    per shown head the indices of its weights and mask traces in "data")."""
+    """A figure as plain JSON; a head grid as its canvas draws it: "view" (grid_view's layout, and "cells": per shown
+    head the indices of its weights and mask traces in "data") and of its traces only the z of those ({} for others:
+    the hover labels, 2.5 times the weights' bytes, are the view's tokens)."""
     out = figure_json(fig)
     if figure_kind(out["layout"]) == "grid":
-        added = out["data"][2 * out["layout"]["meta"]["slots"]:]
-        out["view"] = {**grid_view(out["layout"], added, *grid_record(fig)), "cells": grid_traces(fig)}
+        added, cells = out["data"][2 * out["layout"]["meta"]["slots"]:], grid_traces(fig)
+        out["view"] = {**grid_view(out["layout"], added, *grid_record(fig)), "cells": cells}
+        used = {i for pair in cells for i in pair if i is not None}
+        out["data"] = [{"z": tr["z"]} if i in used else {} for i, tr in enumerate(out["data"])]
     return out
 
 
