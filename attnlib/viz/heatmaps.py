@@ -312,7 +312,8 @@ def grid_view(layout: dict, traces: list[dict], weights: np.ndarray, q_tokens: l
     The arrays and labels are those `update_head_grid` checked; the title, head labels, axis and colour-bar
     titles, the mask note, further annotations and marker traces are read from the figure (code may change them).
 
-    Args: layout: the figure's layout as plotly JSON (a dict). traces: the traces code added to it (plotly JSON).
+    Args: layout: the figure's layout as plotly JSON (a dict). traces: its traces (plotly JSON); those after the
+        slots' "head i" and "masked (…)" pairs are the ones code added (markers).
         weights: [heads, N_q, N_k]. q_tokens, k_tokens: the labels. allowed: [heads, N_q, N_k] bool, True = may attend.
     Returns: a JSON-able dict (sizes in px, axis domains as fractions, tick positions, texts); not the arrays.
     """
@@ -336,4 +337,4 @@ def grid_view(layout: dict, traces: list[dict], weights: np.ndarray, q_tokens: l
         bar_title=_get(bar, "colorbar", "title", "text", default=""),
         bar_ticks=[float(v) for v in _get(bar, "colorbar", "tickvals", default=())],
         note=(_get(notes, slots, "text", default="") or mask_note()) if not allowed.all() else "", notes=extra,
-        markers=_markers(traces, heads))
+        markers=_markers(traces[2 * slots:], heads))

@@ -48,7 +48,7 @@ def _check(controls: Any, figures: Any, update: Any) -> None:
 def _live(fig: go.Figure) -> LiveFigure:
     """A panel's own copy of `fig`: a LiveGrid for a head grid, a LiveChart for a saturation figure or score
     histogram (both drawn on canvases), else a LiveFigure."""
-    kind = figure_kind({"meta": fig.layout.meta})
+    kind = figure_kind(fig.layout.meta)
     return LiveGrid(fig) if kind == "grid" else LiveChart(fig) if kind == "chart" else LiveFigure(fig)
 
 

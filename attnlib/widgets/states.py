@@ -65,9 +65,9 @@ def figure_state(fig: Any) -> dict:
     head the indices of its weights and mask traces in "data") and of its traces only the z of those ({} for others:
     the hover labels, 2.5 times the weights' bytes, are the view's tokens)."""
     out = figure_json(fig)
-    if figure_kind(out["layout"]) == "grid":
-        added, cells = out["data"][2 * out["layout"]["meta"]["slots"]:], grid_traces(fig)
-        out["view"] = {**grid_view(out["layout"], added, *grid_record(fig)), "cells": cells}
+    if figure_kind(out["layout"].get("meta")) == "grid":
+        cells = grid_traces(fig)
+        out["view"] = {**grid_view(out["layout"], out["data"], *grid_record(fig)), "cells": cells}
         used = {i for pair in cells for i in pair if i is not None}
         out["data"] = [{"z": tr["z"]} if i in used else {} for i, tr in enumerate(out["data"])]
     return out
@@ -315,7 +315,7 @@ def panel_states(panel: Any, budget: int = STATE_BUDGET) -> dict:
         s["value"] = _jsonable(s["value"])
         s["values"] = [_jsonable(v) for v in s["values"]]
     return {"controls": specs, "base": [{k: f[k] for k in ("data", "layout")} for f in base], "pool": table.pool,
-            "states": table.states, "kinds": [figure_kind(f["layout"]) for f in base], "texts": texts(),
+            "states": table.states, "kinds": [figure_kind(f["layout"].get("meta")) for f in base], "texts": texts(),
             "bytes": table.size, "language": get_language()}
 
 

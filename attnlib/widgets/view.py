@@ -39,10 +39,9 @@ def _plain(value: Any) -> Any:
 CHARTS = ("saturation", "score_histogram")  # figures a view draws on a canvas from their plotly JSON (Chart)
 
 
-def figure_kind(layout: dict) -> str:
-    """How a view draws a figure, from its layout (plotly JSON): "grid" (a head grid, on canvases), "chart" (a
-    saturation figure or score histogram, on a canvas) or "plotly" (by plotly.js)."""
-    meta = layout.get("meta")
+def figure_kind(meta: Any) -> str:
+    """How a view draws a figure, from its layout's meta: "grid" (a head grid, on canvases), "chart" (a saturation
+    figure or score histogram, on a canvas) or "plotly" (by plotly.js)."""
     kind = meta.get("kind") if isinstance(meta, dict) else None
     return "grid" if kind == "head_grid" else "chart" if kind in CHARTS else "plotly"
 
@@ -97,9 +96,8 @@ class LiveGrid(LiveFigure):
     def part(self) -> dict:
         """{"kind": "grid", the layout (viz grid_view), "weights": float32 bytes, "masked": uint8 bytes or None}."""
         w, qt, kt, allowed = self.record
-        added = self._data[2 * self._layout["meta"]["slots"]:]  # traces code added after "head i", "masked (…)"
         masked = None if allowed.all() else (~allowed).astype(np.uint8).tobytes()  # [heads, N_q, N_k]
-        return {"kind": "grid", **grid_view(self._layout, added, w, qt, kt, allowed),
+        return {"kind": "grid", **grid_view(self._layout, self._data, w, qt, kt, allowed),
                 "weights": w.astype("<f4").tobytes(), "masked": masked}
 
 
