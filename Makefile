@@ -57,7 +57,7 @@ LINT_PATHS := attnlib scripts tests notebooks
 test: $(STAMP)
 	@echo "== ruff check $(LINT_PATHS) (configured in pyproject.toml) =="
 	@$(BIN)/ruff check $(LINT_PATHS) || { echo "ruff found the problems above: fix them (many with '$(BIN)/ruff check --fix'), then run make test again"; exit 1; }
-	@status=0; \
+	status=0; \
 	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS) || status=$$?; \
 	if [ "$(OTHER_CPU)" != 0 ]; then \
 	  echo "== The notebooks again, as on another CPU (an output that changes depends on the CPU) =="; \
@@ -75,11 +75,17 @@ slides: $(STAMP)
 	$(BIN)/python scripts/build_site.py --slides build/slides
 
 # The browser bench (key press on each notebook's main slider -> changed heatmap, in JupyterLab in Chromium)
-# needs /usr/bin/chromium; without it that line says so and the target goes on.
+# needs /usr/bin/chromium; without it that line says so and the target goes on. Every bench runs even when one
+# misses a target (the exit status says one did). QUICK=1: a smoke run of each (seconds, numbers not meaningful).
+QUICK ?=
+BENCH_QUICK := $(if $(filter 1,$(QUICK)),--quick)
+BROWSER_QUICK := $(if $(filter 1,$(QUICK)),--notebooks 01 --presses 2 --out build/browser/quick.json)
 bench: $(STAMP)
-	$(BIN)/python -m attnlib.bench latency
-	$(BIN)/python -m attnlib.bench complexity
-	$(BIN)/python -m attnlib.bench browser || test ! -x /usr/bin/chromium
+	status=0; \
+	$(BIN)/python -m attnlib.bench latency $(BENCH_QUICK) || status=$$?; \
+	$(BIN)/python -m attnlib.bench complexity $(BENCH_QUICK) || status=$$?; \
+	$(BIN)/python -m attnlib.bench browser $(BROWSER_QUICK) || test ! -x /usr/bin/chromium || status=$$?; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) build

@@ -1,4 +1,4 @@
-"""Command line: python -m attnlib.bench {latency,complexity} [options]."""
+"""Command line: python -m attnlib.bench {latency,complexity,browser,site,hub} [options]."""
 import argparse
 import importlib
 import sys
@@ -13,11 +13,12 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Dispatch to attnlib.bench.<command>.main(rest_of_args)."""
+    """Dispatch to attnlib.bench.<command>.main(rest_of_args); `latency --notebooks` to latency_notebooks."""
     parser = argparse.ArgumentParser(prog="python -m attnlib.bench", description=__doc__)
     parser.add_argument("command", choices=sorted(COMMANDS), help="; ".join(f"{k}: {v}" for k, v in COMMANDS.items()))
     args, rest = parser.parse_known_args(argv)
-    module = importlib.import_module(f"attnlib.bench.{args.command}")
+    name = "latency_notebooks" if args.command == "latency" and "--notebooks" in rest else args.command
+    module = importlib.import_module(f"attnlib.bench.{name}")
     return module.main(rest) or 0
 
 

@@ -1,6 +1,9 @@
 """Time and peak memory of attention at large N: naive, PyTorch's fused kernel, tiled, linear.
 
-    python -m attnlib.bench complexity [--n 16384] [--d 64] [--repeats 3] [--threads T]
+    python -m attnlib.bench complexity [--n 16384] [--d 64] [--repeats 3] [--threads T] [--quick]
+
+--quick is a smoke run (N = 1024, one timed round): only the accuracy target decides the exit code, since at
+small N the weights are too small for the memory and time targets to hold.
 
 One head, float32, query/key/value of shape [1, 1, N, d] (4-D, so that
 `F.scaled_dot_product_attention` takes its fused flash-attention CPU kernel). Four methods:
@@ -121,7 +124,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--d", type=int, default=64, help="head width d_k = d_v (default 64)")
     parser.add_argument("--repeats", type=int, default=3, help="timed rounds; the median is reported (default 3)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own choice)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: N=1024, 1 round, accuracy target only")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.repeats = 1024, 1
     if args.n < 1 or args.d < 1 or args.repeats < 1 or (args.threads is not None and args.threads < 1):
         parser.error("--n, --d, --repeats and --threads must be positive integers")
     if "OMP_WAIT_POLICY" not in os.environ:  # see the module docstring: same policy for every method
@@ -163,6 +169,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ]
     for text, target, ok in targets:
         print(f"{'MET ' if ok else 'MISS'} {text} (target {target})")
+    if args.quick:  # the accuracy target holds at any N; memory and time need a large N
+        print("quick run: only the accuracy target decides the exit code")
+        targets = targets[2:]
     print(json.dumps(result), flush=True)
     return 0 if all(ok for _, _, ok in targets) else 1
 

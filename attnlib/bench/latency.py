@@ -1,8 +1,8 @@
 """Control change → update sent to the browser, in the kernel: both explorers, every control, in place vs rebuilt.
 
-`python -m attnlib.bench latency [--events 10] [--rebuild-events 20] [--heads 8] [--seq 32] [--strict]`
+`python -m attnlib.bench latency [--events 10] [--rebuild-events 20] [--heads 8] [--seq 32] [--strict] [--quick]`
 `python -m attnlib.bench latency --notebooks [NN …]`: every control of every panel of the notebooks instead
-(latency_notebooks.py).
+(latency_notebooks.py, which imports this module; __main__ sends --notebooks there).
 
 For every control of the AttentionExplorer (8 heads × 32 tokens by default) and of the SaturationExplorer (64 keys),
 each event sets the control's value in code, alternating between two values, and times until `control.value = v`
@@ -38,8 +38,8 @@ def two_values(control: Any) -> list[Any]:
     """
     if isinstance(control.value, bool):  # a checkbox
         return [not control.value, control.value]
-    if hasattr(control, "options"):  # a selection slider or a dropdown
-        options = list(control.options)
+    if hasattr(control, "options"):  # a selection slider or a dropdown: plain values or (label, value) pairs
+        options = [o[1] if isinstance(o, (tuple, list)) else o for o in control.options]
         i = options.index(control.value)
         return [options[i - 1] if i else options[1], control.value]
     if hasattr(control, "base"):  # a log slider
@@ -127,10 +127,6 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         0, or 1 with --strict when a target is missed.
     """
-    if argv is not None and "--notebooks" in argv:  # every panel of the course's notebooks instead
-        from .latency_notebooks import main as notebooks_main
-
-        return notebooks_main(argv)
     parser = argparse.ArgumentParser(prog="python -m attnlib.bench latency", description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10, help="timed events per control")
     parser.add_argument("--rebuild-events", type=int, default=20, help="rebuild events to time")
@@ -138,7 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--seq", type=int, default=32)
     parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 2 events, 2 rebuilds, 1 warm-up")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.events, args.rebuild_events, args.warmup = 2, 2, 1
     if args.events < 1 or args.rebuild_events < 1:
         parser.error("--events and --rebuild-events must be ≥ 1")
 

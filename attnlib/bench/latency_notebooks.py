@@ -1,6 +1,6 @@
 """Control change → update sent to the browser, in the kernel, for every control of every live panel of the course.
 
-`python -m attnlib.bench latency --notebooks [NN …] [--events 10] [--warmup 2] [--strict]`
+`python -m attnlib.bench latency --notebooks [NN …] [--events 10] [--warmup 2] [--strict] [--quick]`
 
 Each notebook (notebooks/NN_*.ipynb; none named: all seven) runs top to bottom in a fresh kernel, its folder as
 working directory, as scripts/nbrun.py runs it. Then one more cell, appended in memory (nothing is written), finds
@@ -106,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=10, help="timed events per control")
     parser.add_argument("--warmup", type=int, default=2, help="untimed events per control first")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a control's p95 is over the target")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 2 events and 1 warm-up per control")
     args, _ = parser.parse_known_args(argv)  # the explorers' options (--heads, …) do not apply here
+    if args.quick:
+        args.events, args.warmup = 2, 1
     if args.events < 1 or args.warmup < 0:
         parser.error("--events must be ≥ 1 and --warmup ≥ 0")
     names = args.notebooks or [f"{i:02d}" for i in range(1, 8)]
