@@ -10,10 +10,10 @@ from collections import defaultdict
 
 import nbformat
 from nbrun import ROOT
+from nbval.plugin import find_comment_markers, find_metadata_tags
 
 SKIP_KEYS = ("metadata", "traceback", "prompt_number", "output_type", "name", "execution_count",
              "application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg")  # as nbval (strict) skips
-IGNORE_MARKERS = ("NBVAL_IGNORE_OUTPUT", "NBVAL_SKIP", "PYTEST_VALIDATE_IGNORE_OUTPUT")
 
 
 def sanitizers() -> list[tuple[re.Pattern, str]]:
@@ -54,14 +54,20 @@ def comparable(outputs: list, rules: list[tuple[re.Pattern, str]]) -> dict[str, 
     return dict(merged)
 
 
+def markers(cell: dict) -> dict[str, bool]:
+    """nbval's options for a code cell, read as nbval 0.11 reads them: its cell tags (`nbval-ignore-output`,
+    `nbval-skip`, ...), then its `# NBVAL_*` comments, which win. E.g. {"check": False} or {"skip": True}."""
+    options = dict(find_metadata_tags(cell.get("metadata", {})))
+    options.update(find_comment_markers(cell["source"]))
+    return options
+
+
 def checked(cell: dict) -> bool:
-    """False for cells nbval does not compare (markdown, NBVAL_IGNORE_OUTPUT, NBVAL_SKIP)."""
+    """False for cells nbval (strict) does not compare: markdown, tagged nbval-ignore-output or nbval-skip."""
     if cell["cell_type"] != "code":
         return False
-    comments = [line.strip().lstrip("#").strip() for line in cell["source"].splitlines()
-                if line.strip().startswith("#")]
-    tags = cell.get("metadata", {}).get("tags", [])
-    return not any(m in comments or m.lower().replace("_", "-") in tags for m in IGNORE_MARKERS)
+    options = markers(cell)
+    return options.get("check", True) and not options.get("skip", False)
 
 
 def first_difference(ref: dict[str, list[str]], got: dict[str, list[str]]) -> str:

@@ -5,7 +5,10 @@ Usage:
 
 `make test` runs this after the normal run. Without notebook paths it checks notebooks/*.ipynb and
 notebooks/zh/*.ipynb; paths that are not notebooks (tests/…) are left to the normal run. The kernels
-get the variant's settings (scripts/cpu_variants.py: `other-cpu` by default), and every failure says so.
+get the variant's settings (scripts/cpu_variants.py), and every failure says so. Without --variant it runs
+`other-cpu`, then, where the CPU has AVX-512 (and ATEN_CPU_CAPABILITY is not avx2 already), `aten-avx2`:
+the kernels of the many CPUs without AVX-512. With --variant NAME it runs that variant alone.
+Cells tagged nbval-ignore-output or nbval-skip are not compared (docs/how_it_is_tested.md).
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from unittest import mock
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_variants import OTHER_CPU, VARIANTS, Variant, kernel_env  # noqa: E402
+from cpu_variants import AVX2, OTHER_CPU, VARIANTS, Variant, kernel_env  # noqa: E402
 from nbrun import ROOT, every_notebook  # noqa: E402
 
 NBVAL = ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
@@ -33,8 +36,11 @@ def explanation(variant: Variant) -> str:
         "and pass on this machine as it is: they depend on the CPU (vector extensions, thread count or BLAS\n"
         "kernels), so learners on other machines would see them fail. Pass the number through al.rounded (fewer\n"
         "decimals if it still flips), compute it in float64, or print a bound that an assert checks; a\n"
-        "CPU-dependent output (a trained model's exact weights) gets # NBVAL_IGNORE_OUTPUT with a reason.\n"
-        "Numbers near a rounding boundary: python scripts/cpu_audit.py NOTEBOOK"
+        "CPU-dependent output (anything a training run computes) gets the cell tag nbval-ignore-output and its\n"
+        "reason in the cell metadata nbval_reason, and its claim an assert with a tolerance measured across\n"
+        "the variants (docs/how_it_is_tested.md).\n"
+        "Numbers near a rounding boundary, and numbers computed after an optimiser step:\n"
+        "python scripts/cpu_audit.py NOTEBOOK"
     )
 
 
@@ -70,20 +76,44 @@ def shown_path(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-def recheck(nodeids: list[str]) -> set[str] | None:
-    """Run the notebooks of `nodeids` again with this machine's own settings.
+def recheck(nodeids: list[str], seen: dict[str, set[str]]) -> set[str] | None:
+    """Run the notebooks of `nodeids` again with this machine's own settings (those not in `seen` yet).
+
+    Args:
+        nodeids: failed ids. seen: {notebook: its failing ids on this machine}, filled in by earlier calls.
 
     Returns:
         the ids that fail there too, or None if that run could not complete.
     """
-    notebooks = sorted({n.rsplit("::", 1)[0] for n in nodeids})
-    print(f"\nnbval_other_cpu: checking {len(notebooks)} notebook(s) again on this machine as it is ...", flush=True)
-    outcomes = Outcomes()
-    with contextlib.redirect_stdout(io.StringIO()):  # the first run already showed the diffs
-        status = pytest.main([*NBVAL, "-p", "no:cacheprovider", *notebooks], plugins=[outcomes])
-    if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        return None
-    return set(outcomes.failed)
+    notebooks = sorted({n.rsplit("::", 1)[0] for n in nodeids} - set(seen))
+    if notebooks:
+        print(f"\nnbval_other_cpu: checking {len(notebooks)} notebook(s) again on this machine as it is ...",
+              flush=True)
+        outcomes = Outcomes()
+        with contextlib.redirect_stdout(io.StringIO()):  # the first run already showed the diffs
+            status = pytest.main([*NBVAL, "-p", "no:cacheprovider", *notebooks], plugins=[outcomes])
+        if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return None
+        for notebook in notebooks:
+            seen[notebook] = {n for n in outcomes.failed if n.rsplit("::", 1)[0] == notebook}
+    return {n for n in nodeids if n in seen[n.rsplit("::", 1)[0]]}
+
+
+def has_avx512() -> bool:
+    """True if this CPU has AVX-512 (the avx512f flag of /proc/cpuinfo; elsewhere, what PyTorch detects)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        return "avx512f" in cpuinfo.read_text().split()
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability() == "AVX512"  # honours ATEN_CPU_CAPABILITY if set
+
+
+def default_variants() -> list[Variant]:
+    """other-cpu; then aten-avx2 where the CPU has AVX-512 and the normal run did not use AVX2 kernels already."""
+    if has_avx512() and os.environ.get("ATEN_CPU_CAPABILITY", "").lower() != "avx2":
+        return [OTHER_CPU, AVX2]
+    return [OTHER_CPU]
 
 
 def summary(variant: Variant, failed: list[str], also_here: set[str] | None) -> str:
@@ -103,9 +133,9 @@ def summary(variant: Variant, failed: list[str], also_here: set[str] | None) -> 
     return "\n".join(lines)
 
 
-def split_args(args: list[str]) -> tuple[str, list[str], list[str]]:
-    """(variant name, pytest options, notebook paths) from the command line; non-notebook paths are dropped."""
-    name, options, paths, rest = OTHER_CPU.name, [], [], list(args)
+def split_args(args: list[str]) -> tuple[str | None, list[str], list[str]]:
+    """(variant name or None, pytest options, notebook paths) from the command line; non-notebook paths are dropped."""
+    name, options, paths, rest = None, [], [], list(args)
     gave_paths = False
     while rest:
         arg = rest.pop(0)
@@ -118,7 +148,7 @@ def split_args(args: list[str]) -> tuple[str, list[str], list[str]]:
             paths += [arg] if arg.endswith(".ipynb") else [str(p) for p in sorted(Path(arg).glob("*.ipynb"))]
         else:
             options.append(arg)
-    if name not in VARIANTS:
+    if name is not None and name not in VARIANTS:
         sys.exit(f"--variant must be one of {sorted(VARIANTS)}, got {name!r}")
     if not gave_paths:
         paths = [str(p.relative_to(ROOT)) for p in every_notebook()]
@@ -130,16 +160,22 @@ def main(argv: list[str]) -> int:
     if not paths:
         print("nbval_other_cpu: no notebook among the given paths; nothing to check on another CPU")
         return 0
-    variant = VARIANTS[name]
+    variants = [VARIANTS[name]] if name else default_variants()
     os.chdir(ROOT)
-    outcomes = Outcomes(variant)
-    # nbval starts its kernels with no environment of their own: they inherit this process's, set for the run
-    with tempfile.TemporaryDirectory(prefix="nbval-other-cpu-") as tmp, \
-            mock.patch.dict(os.environ, kernel_env(variant, tmp)):
-        status = int(pytest.main([*NBVAL, *options, *paths], plugins=[outcomes]))
-    if outcomes.failed:
-        print(summary(variant, outcomes.failed, recheck(outcomes.failed)))
-    return 0 if status == pytest.ExitCode.NO_TESTS_COLLECTED else status  # e.g. -k chose only unit tests
+    statuses, seen = [], {}
+    for variant in variants:
+        if variant is AVX2 and not name:
+            print(f"\n== The notebooks again with {variant.describe()}: this CPU has AVX-512, and most CPUs "
+                  "without it run these AVX2 kernels ==", flush=True)
+        outcomes = Outcomes(variant)
+        # nbval starts its kernels with no environment of their own: they inherit this process's, set for the run
+        with tempfile.TemporaryDirectory(prefix="nbval-other-cpu-") as tmp, \
+                mock.patch.dict(os.environ, kernel_env(variant, tmp)):
+            status = int(pytest.main([*NBVAL, *options, *paths], plugins=[outcomes]))
+        if outcomes.failed:
+            print(summary(variant, outcomes.failed, recheck(outcomes.failed, seen)))
+        statuses.append(0 if status == pytest.ExitCode.NO_TESTS_COLLECTED else status)  # -k chose only unit tests
+    return next((s for s in statuses if s), 0)
 
 
 if __name__ == "__main__":
