@@ -121,8 +121,8 @@ def test_checkers_speak_chinese(run, checker, answer, words):
 def test_the_chinese_edition_checks_its_own_sentence(run):
     al.set_language("zh")  # 这只动物没有过马路，因为它太…: 10 tokens, so the weights differ from the English 0.493
     ok, out = run(checks.check_undecided_word, {"adjective": 1.0, "of-living": 1.0, "of-place": 1.0})
-    assert ok and out == ("✓ 正确：「它」分给「动物」的权重是 0.494，分给「马路」的是 0.494：难分高下，"
-                          "因为你的词对「活物」和「地点」透露的信息一样多。\n")
+    assert ok and out.startswith("✓ 正确：「它」分给「动物」的权重是 0.494，分给「马路」的是 0.494：难分高下。"), out
+    assert "0.943" in out and out.endswith("。\n"), out
     row = checks.nb01.animal_street_it_row({"adjective": 1.0, "of-living": 1.0}, 3.0)  # [10]
     assert row.shape == (10,) and float(row[1]) > 0.9  # 动物 is token 1
 

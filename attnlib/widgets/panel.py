@@ -22,7 +22,7 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from .._validate import function, grid_values
-from ..i18n import t
+from ..i18n import get_language, t
 from ..measure import single_thread
 from . import static
 from .view import LiveChart, LiveFigure, LiveGrid, PanelView, figure_kind
@@ -235,4 +235,6 @@ class LivePanel:
         return static.panel_bundle(self)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}: {self.title}" if self.title else type(self).__name__
+        """"LivePanel: <title>" (the class's name); in Chinese "交互面板：<title>" (the text/plain nbval compares)."""
+        kind = type(self).__name__ if get_language() == "en" else t("interactive panel")
+        return t("{kind}: {title}", kind=kind, title=self.title) if self.title else kind
