@@ -16,8 +16,15 @@ notebook and cell:
       one digit longer than it is rounded to (an integer, 0.14665: a literal, a count, layout arithmetic)
       was computed exactly, and is listed only if a variant moved it;
   (c) committed numbers with at least SIGNIFICANT significant digits (raw floats that never went through
-      `al.rounded`; plotly's own constants and make_subplots' layout are left out).
-Values rounded for live panels (FigureWidgets) or in cells nbval does not compare are counted, not listed.
+      `al.rounded`; plotly's own constants and make_subplots' layout are left out);
+  (d) numbers computed after an optimiser step, in cells nbval compares: each must be tagged
+      nbval-ignore-output (docs/how_it_is_tested.md). An IPython startup file in the kernel registers a global
+      torch.optim step hook that notes, in the audit file, the first optimiser step of each cell; a value
+      `al.rounded` recorded after such a note was computed after an optimiser step. Cells that ran steps
+      themselves are listed even if they rounded nothing. Hand-written updates (p -= lr * p.grad) are not seen,
+      nor numbers printed without `al.rounded`.
+Values rounded for live panels (FigureWidgets) or in cells nbval does not compare (tagged nbval-ignore-output or
+nbval-skip) are counted, not listed. Default variants: other-cpu, threads-4, and aten-avx2 where the CPU has AVX-512.
 Executed copies and audit records land in --out (default: a temporary folder); --reuse re-reads them.
 """
 from __future__ import annotations
@@ -37,13 +44,13 @@ import nbformat
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_variants import VARIANTS, Variant, kernel_env  # noqa: E402
+from cpu_variants import AVX2, VARIANTS, Variant, has_avx512, kernel_env  # noqa: E402
 from nbcompare import checked, output_differences  # noqa: E402
 from nbrun import ROOT, every_notebook, run_notebook  # noqa: E402
 
 from attnlib.rounding import AUDIT_ENV, rounded  # noqa: E402
 
-DEFAULT_VARIANTS = ("other-cpu", "threads-4")
+DEFAULT_VARIANTS = ("other-cpu", "threads-4") + ((AVX2.name,) if has_avx512() else ())
 # Measured (scripts/cpu_variants.py): elementwise ops, softmax and BLAS at the course's sizes moved by at most
 # ~8 ulps of max(|value|, 1) across the variants; 16 leaves room for CPUs we cannot imitate (ARM, AVX-512).
 ULPS = 16
@@ -52,6 +59,27 @@ EPS = {"float32": 2.0**-23, "float64": 2.0**-52}
 NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d+(?:[eE][-+]?\d+)?")
 SIGNIFICANT = 8  # 9.7997131 (a float32 printed raw) has 8; al.rounded(x) of x < 1000 at most 7
 EXAMPLES = 5  # fragile values listed per cell
+STEP = "optimiser_step"  # key of the audit records the step hook writes (the execution count of the cell)
+# IPython startup file of the audited kernels: notes the first optimiser step of each cell in the audit file
+STEP_HOOK = f"""\
+import os, pickle
+from torch.optim.optimizer import register_optimizer_step_post_hook
+from IPython import get_ipython
+
+_audit_path, _noted = os.environ[{AUDIT_ENV!r}], set()
+
+
+def _note_step(optimizer, args, kwargs):
+    history = get_ipython().history_manager  # the running cell is stored before it runs
+    cell = len(history.input_hist_raw) - 1  # its execution count, as attnlib.rounding.record counts
+    if cell not in _noted:
+        _noted.add(cell)
+        with open(_audit_path, "ab") as f:
+            pickle.dump({{{STEP!r}: cell}}, f)
+
+
+register_optimizer_step_post_hook(_note_step)
+"""
 
 
 # ---------------------------------------------------------------- running
@@ -72,8 +100,12 @@ def execute(path: Path, variant: Variant, out: Path, reuse: bool = False) -> tup
     if reuse and executed.exists() and audit.exists():
         return nbformat.read(executed, as_version=4), audit, 0.0
     audit.unlink(missing_ok=True)
-    env = kernel_env(variant, out / f"ipython-{variant.name}")
-    env[AUDIT_ENV] = str(audit)
+    ipython = out / f"ipython-{variant.name}"
+    env = kernel_env(variant, ipython)
+    startup = ipython / "ipython" / "profile_default" / "startup"  # where kernel_env puts its own startup file
+    startup.mkdir(parents=True, exist_ok=True)
+    (startup / "10-optimiser-steps.py").write_text(STEP_HOOK)
+    env.update({AUDIT_ENV: str(audit), "IPYTHONDIR": str(ipython / "ipython")})
     start = time.perf_counter()
     nb = run_notebook(path, env=env, timeout=900, allow_errors=True)
     seconds = time.perf_counter() - start
@@ -81,17 +113,25 @@ def execute(path: Path, variant: Variant, out: Path, reuse: bool = False) -> tup
     return nb, audit, seconds
 
 
-def audit_records(audit: Path) -> list[dict]:
-    """The records `al.rounded` appended to `audit` (none if the notebook never called it)."""
-    records = []
+def audit_records(audit: Path) -> tuple[list[dict], list[int]]:
+    """The records `al.rounded` appended to `audit`, and the execution counts of the cells that ran optimiser steps.
+
+    Each record gets "after_step": the execution count of the cell of the last optimiser step before it, or None.
+    """
+    records, stepped, last = [], [], None
     if audit.exists():
         with open(audit, "rb") as f:
             while True:
                 try:
-                    records.append(pickle.load(f))
+                    r = pickle.load(f)
                 except EOFError:
                     break
-    return records
+                if STEP in r:
+                    last = r[STEP]
+                    stepped.append(last)
+                else:
+                    records.append({**r, "after_step": last})
+    return records, stepped
 
 
 # ---------------------------------------------------------------- (b) fragile numbers
@@ -248,6 +288,56 @@ def figure_floats(node, path: str = ""):
         yield path, node
 
 
+# ---------------------------------------------------------------- (d) numbers computed after an optimiser step
+
+
+def after_steps(base_nb, base: list[dict], stepped: list[int], others: dict[str, list[dict]]) -> dict[int, str]:
+    """{cell index: what it rounded after an optimiser step} for the compared cells of a run.
+
+    Args:
+        base_nb: the notebook executed on this machine. base, stepped: its audit records and the execution counts
+            of the cells that ran optimiser steps. others: {variant: audit records} of the same notebook.
+    """
+    cell_of = code_cell_of_count(base_nb)
+
+    def pick(records: list[dict], cell: int) -> list[dict]:
+        """The records of `cell` rounded after an optimiser step, not for a live panel."""
+        figure = has_figure(base_nb.cells[cell])
+        return [r for r in records if cell_of.get(r["cell"], -1) == cell and r["after_step"] is not None
+                and not in_panel(r["stack"], figure)]
+
+    own = {cell_of[c] for c in stepped if c in cell_of}
+    candidates = {cell_of.get(r["cell"], -1) for r in base if r["after_step"] is not None} | own
+    report = {}
+    for cell in sorted(c for c in candidates if 0 <= c < len(base_nb.cells) and checked(base_nb.cells[c])):
+        records = pick(base, cell)
+        if not records and cell not in own:
+            continue
+        values = np.concatenate([r["values"].ravel() for r in records]) if records else np.zeros(0)
+        when = "ran optimiser steps itself" if cell in own else \
+            f"after the steps of cell {cell_of.get(records[0]['after_step'])}"
+        text = f"{values.size} rounded value(s), {when}"
+        if values.size:
+            text += (f"; e.g. {', '.join(repr(float(v)) for v in values[:3])}{' …' if values.size > 3 else ''} "
+                     f"({site(records[0]['stack'])})")
+            moved = [changed(records, pick(recs, cell)) for recs in others.values()]
+            moved = [m for m in moved if m is not None]
+            if moved:
+                text += (f"; the variants moved them by up to {max(moved):.1e}" if max(moved) else
+                         "; no variant moved them (computed exactly, or not from the trained weights?)")
+        report[cell] = text
+    return report
+
+
+def changed(records: list[dict], other: list[dict]) -> float | None:
+    """Largest absolute change between two runs' records of one cell, or None if they do not align."""
+    if len(other) != len(records) or any(o["values"].shape != r["values"].shape for o, r in zip(other, records)):
+        return None
+    with np.errstate(invalid="ignore"):
+        return max((float(np.nanmax(np.abs(o["values"] - r["values"]), initial=0.0))
+                    for o, r in zip(other, records)), default=0.0)
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -275,8 +365,10 @@ def audit_notebook(path: Path, variants: list[Variant], out: Path, reuse: bool =
         for cell, what in output_differences(committed, nb).items():
             if cell not in here:
                 cpu[cell].append(f"{name}: {what}")
-    fragile, counts = fragile_numbers(base_nb, audit_records(base_audit),
-                                      {n: audit_records(r[1]) for n, r in runs.items()})
+    (base_records, stepped) = audit_records(base_audit)
+    other_records = {n: audit_records(r[1])[0] for n, r in runs.items()}
+    fragile, counts = fragile_numbers(base_nb, base_records, other_records)
+    trained = after_steps(base_nb, base_records, stepped, other_records)
     raw = raw_floats(committed)
     ids = {i: c.get("id", "?") for i, c in enumerate(committed.cells)}
     lines.append(f"(a) outputs that differ on this machine as it is (not a CPU question): {len(here)} cell(s)")
@@ -304,6 +396,11 @@ def audit_notebook(path: Path, variants: list[Variant], out: Path, reuse: bool =
     for i, hits in sorted(raw.items()):
         more = " …" if len(hits) > 3 else ""
         lines.append(f"  - cell {i} (id {ids[i]}): {len(hits)}: " + "; ".join(hits[:3]) + more)
+    lines.append(f"(d) numbers computed after an optimiser step, in outputs nbval compares: {len(trained)} cell(s)"
+                 + (" (tag each nbval-ignore-output, its reason in metadata nbval_reason, and assert its claim with a "
+                    "measured tolerance; a cell whose outputs do not depend on the trained weights may stay)"
+                    if trained else ""))
+    lines += [f"  - cell {i} (id {ids[i]}): {what}" for i, what in sorted(trained.items())]
     return "\n".join(lines)
 
 

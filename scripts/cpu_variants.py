@@ -77,6 +77,16 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
 ]}
 
 
+def has_avx512() -> bool:
+    """True if this CPU has AVX-512 (the avx512f flag of /proc/cpuinfo; elsewhere, what PyTorch detects)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        return "avx512f" in cpuinfo.read_text().split()
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability() == "AVX512"  # honours ATEN_CPU_CAPABILITY if set
+
+
 def kernel_env(variant: Variant, workdir: str | Path) -> dict:
     """os.environ with the variant's settings, for a process that starts Jupyter kernels.
 

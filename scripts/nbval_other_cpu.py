@@ -23,7 +23,7 @@ from unittest import mock
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_variants import AVX2, OTHER_CPU, VARIANTS, Variant, kernel_env  # noqa: E402
+from cpu_variants import AVX2, OTHER_CPU, VARIANTS, Variant, has_avx512, kernel_env  # noqa: E402
 from nbrun import ROOT, every_notebook  # noqa: E402
 
 NBVAL = ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
@@ -97,16 +97,6 @@ def recheck(nodeids: list[str], seen: dict[str, set[str]]) -> set[str] | None:
         for notebook in notebooks:
             seen[notebook] = {n for n in outcomes.failed if n.rsplit("::", 1)[0] == notebook}
     return {n for n in nodeids if n in seen[n.rsplit("::", 1)[0]]}
-
-
-def has_avx512() -> bool:
-    """True if this CPU has AVX-512 (the avx512f flag of /proc/cpuinfo; elsewhere, what PyTorch detects)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        return "avx512f" in cpuinfo.read_text().split()
-    import torch
-
-    return torch.backends.cpu.get_cpu_capability() == "AVX512"  # honours ATEN_CPU_CAPABILITY if set
 
 
 def default_variants() -> list[Variant]:
