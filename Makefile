@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 # JupyterLab refuses to run as root unless told; containers often run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab lab-zh zh-check test venv clean bench site slides
+.PHONY: lab lab-zh zh-check test check venv clean bench site slides
 
 venv: $(STAMP)
 
@@ -65,14 +65,43 @@ test: $(STAMP)
 	fi; \
 	exit $$status
 
+# The fast loop (issue 23): ruff, the unit tests (not the browser, hub or site-browser tests, not this file's
+# command smoke test tests/test_commands.py), then strict nbval of only the notebooks whose inputs changed against
+# main's merge-base, committed or not (scripts/changed_notebooks.py says which: any attnlib change means all).
+# CHECK_BASE=<rev> compares with another commit; CHECK_NOTEBOOKS='a.ipynb b.ipynb' (or none) names them instead;
+# CHECK_TESTS=<paths> runs other unit tests.
+CHECK_BASE ?=
+CHECK_TESTS ?= tests
+CHECK_NOTEBOOKS ?=
+CHECK_IGNORE := --ignore=tests/browser --ignore=tests/hub --ignore=tests/site_browser --ignore=tests/test_commands.py
+
+check: $(STAMP)
+	@echo "== ruff check $(LINT_PATHS) =="
+	@$(BIN)/ruff check $(LINT_PATHS) || { echo "ruff found the problems above (many fix with '$(BIN)/ruff check --fix')"; exit 1; }
+	@echo "== unit tests: $(CHECK_TESTS) (no browser, hub or site-browser tests) =="
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not browser" $(CHECK_IGNORE) $(CHECK_TESTS)
+	@notebooks='$(CHECK_NOTEBOOKS)'; \
+	if [ -z "$$notebooks" ]; then \
+	  notebooks=$$($(BIN)/python scripts/changed_notebooks.py $(if $(CHECK_BASE),--base '$(CHECK_BASE)')); fi; \
+	if [ "$$notebooks" = none ]; then notebooks=; fi; \
+	echo "== strict nbval of the notebooks whose inputs changed:" $${notebooks:-none} "=="; \
+	if [ -n "$$notebooks" ]; then \
+	  $(BIN)/python -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $$notebooks; \
+	fi
+
 # Static edition (no kernel, no network): pages in build/site/ that link to the decks in build/slides/.
+# NOTEBOOKS='notebooks/01_introduction.ipynb …' builds only those (and their Chinese twins); SITE_DIR and
+# SLIDES_DIR choose the output folders.
+NOTEBOOKS ?=
+SITE_DIR ?= build/site
+SLIDES_DIR ?= build/slides
 site: $(STAMP)
-	$(BIN)/python scripts/build_site.py --site build/site --slides build/slides
+	$(BIN)/python scripts/build_site.py --site $(SITE_DIR) --slides $(SLIDES_DIR) $(NOTEBOOKS)
 
 # reveal.js decks for the classroom. Where /usr/bin/chromium exists, every slide is measured at 1280x720 and
 # a slide that runs over continues on a new one.
 slides: $(STAMP)
-	$(BIN)/python scripts/build_site.py --slides build/slides
+	$(BIN)/python scripts/build_site.py --slides $(SLIDES_DIR) $(NOTEBOOKS)
 
 # The browser bench (key press on each notebook's main slider -> changed heatmap, in JupyterLab in Chromium)
 # needs /usr/bin/chromium; without it that line says so and the target goes on. Every bench runs even when one
