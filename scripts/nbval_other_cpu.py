@@ -7,7 +7,8 @@ Usage:
 notebooks/zh/*.ipynb; paths that are not notebooks (tests/…) are left to the normal run. The kernels
 get the variant's settings (scripts/cpu_variants.py), and every failure says so. Without --variant it runs
 `other-cpu`, then, where the CPU has AVX-512 (and ATEN_CPU_CAPABILITY is not avx2 already), `aten-avx2`:
-the kernels of the many CPUs without AVX-512. With --variant NAME it runs that variant alone.
+the kernels of the many CPUs without AVX-512; without notebook paths that pass checks the English edition
+only, as the Chinese one runs the same code. With --variant NAME it runs that variant alone.
 Cells tagged nbval-ignore-output or nbval-skip are not compared (docs/how_it_is_tested.md).
 """
 from __future__ import annotations
@@ -123,8 +124,9 @@ def summary(variant: Variant, failed: list[str], also_here: set[str] | None) -> 
     return "\n".join(lines)
 
 
-def split_args(args: list[str]) -> tuple[str | None, list[str], list[str]]:
-    """(variant name or None, pytest options, notebook paths) from the command line; non-notebook paths are dropped."""
+def split_args(args: list[str]) -> tuple[str | None, list[str], list[str] | None]:
+    """(variant name or None, pytest options, notebook paths or None if none were given) from the command line;
+    paths that are not notebooks are dropped."""
     name, options, paths, rest = None, [], [], list(args)
     gave_paths = False
     while rest:
@@ -140,13 +142,12 @@ def split_args(args: list[str]) -> tuple[str | None, list[str], list[str]]:
             options.append(arg)
     if name is not None and name not in VARIANTS:
         sys.exit(f"--variant must be one of {sorted(VARIANTS)}, got {name!r}")
-    if not gave_paths:
-        paths = [str(p.relative_to(ROOT)) for p in every_notebook()]
-    return name, options, paths
+    return name, options, paths if gave_paths else None
 
 
 def main(argv: list[str]) -> int:
-    name, options, paths = split_args(argv)
+    name, options, given = split_args(argv)
+    paths = given if given is not None else [str(p.relative_to(ROOT)) for p in every_notebook()]
     if not paths:
         print("nbval_other_cpu: no notebook among the given paths; nothing to check on another CPU")
         return 0
@@ -154,14 +155,17 @@ def main(argv: list[str]) -> int:
     os.chdir(ROOT)
     statuses, seen = [], {}
     for variant in variants:
+        run = paths
         if variant is AVX2 and not name:
-            print(f"\n== The notebooks again with {variant.describe()}: this CPU has AVX-512, and most CPUs "
-                  "without it run these AVX2 kernels ==", flush=True)
+            # by default the English edition only: the Chinese one runs the same code (zh_edition.py check code)
+            run = paths if given is not None else [p for p in paths if Path(p).parent.name != "zh"]
+            print(f"\n== {len(run)} notebook(s) again with {variant.describe()}: this CPU has AVX-512, and most "
+                  "CPUs without it run these AVX2 kernels ==", flush=True)
         outcomes = Outcomes(variant)
         # nbval starts its kernels with no environment of their own: they inherit this process's, set for the run
         with tempfile.TemporaryDirectory(prefix="nbval-other-cpu-") as tmp, \
                 mock.patch.dict(os.environ, kernel_env(variant, tmp)):
-            status = int(pytest.main([*NBVAL, *options, *paths], plugins=[outcomes]))
+            status = int(pytest.main([*NBVAL, *options, *run], plugins=[outcomes]))
         if outcomes.failed:
             print(summary(variant, outcomes.failed, recheck(outcomes.failed, seen)))
         statuses.append(0 if status == pytest.ExitCode.NO_TESTS_COLLECTED else status)  # -k chose only unit tests
