@@ -21,8 +21,8 @@ notebook and cell:
       nbval-ignore-output (docs/how_it_is_tested.md). An IPython startup file in the kernel registers a global
       torch.optim step hook that notes, in the audit file, the first optimiser step of each cell; a value
       `al.rounded` recorded after such a note was computed after an optimiser step. Cells that ran steps
-      themselves are listed even if they rounded nothing. Hand-written updates (p -= lr * p.grad) are not seen,
-      nor numbers printed without `al.rounded`.
+      themselves and have outputs are listed even if they rounded nothing. Hand-written updates
+      (p -= lr * p.grad) are not seen, nor numbers printed without `al.rounded`.
 Values rounded for live panels (FigureWidgets) or in cells nbval does not compare (tagged nbval-ignore-output or
 nbval-skip) are counted, not listed. Default variants: other-cpu, threads-4, and aten-avx2 where the CPU has AVX-512.
 Executed copies and audit records land in --out (default: a temporary folder); --reuse re-reads them.
@@ -311,7 +311,7 @@ def after_steps(base_nb, base: list[dict], stepped: list[int], others: dict[str,
     report = {}
     for cell in sorted(c for c in candidates if 0 <= c < len(base_nb.cells) and checked(base_nb.cells[c])):
         records = pick(base, cell)
-        if not records and cell not in own:
+        if not records and not (cell in own and base_nb.cells[cell].get("outputs")):  # trained, printed nothing
             continue
         values = np.concatenate([r["values"].ravel() for r in records]) if records else np.zeros(0)
         when = "ran optimiser steps itself" if cell in own else \
