@@ -36,7 +36,8 @@ The checks (`check`; tests/test_zh_edition.py runs each per notebook; to-do entr
              one more ../ and may name the file's Chinese version (../docs/teaching.md -> ../../docs/teaching.zh.md);
              a zh cell may add a link to its English twin (../NN_*.ipynb) or to docs/glossary.md
     bold     no `**` that JupyterLab's marked cannot open or close (`**注意，**这里`: punctuation inside the
-             closing **, a CJK character after it); tests/test_zh_lab.py checks the rule in JupyterLab
+             closing **, a CJK character after it); tests/test_zh_lab.py checks the rule in JupyterLab; `check`
+             also runs it on the edition's Markdown files (README.zh.md, docs/glossary.md, docs/*.zh.md)
     english  no run of 6 English words in a translated markdown cell outside code, math, link texts,
              *italic* titles and lists of names
 """
@@ -542,6 +543,16 @@ def check_bold(nn: str) -> list[Problem]:
             if e.cell_type == "markdown" and not e.todo for text in bold_problems(e.zh)]
 
 
+EDITION_MARKDOWN = ("README.zh.md", "docs/glossary.md", "docs/*.zh.md")  # the edition's Markdown besides notebooks
+
+
+def check_bold_markdown() -> list[str]:
+    """bold_problems in the edition's Markdown files (EDITION_MARKDOWN: GitHub and the site render them with the
+    same CommonMark rule), each as "path: problem"."""
+    paths = sorted({p for pattern in EDITION_MARKDOWN for p in ROOT.glob(pattern)})
+    return [f"{p.relative_to(ROOT)}: {text}" for p in paths for text in bold_problems(p.read_text(encoding="utf-8"))]
+
+
 # -- English left in the Chinese ----------------------------------------------------------------------------------
 
 ENGLISH_WORDS = 6  # a run of this many English words in a row is a sentence (or most of one), not a term
@@ -646,13 +657,18 @@ def main(argv: list[str]) -> int:
         if unknown:
             parser.error(f"--only: unknown checks {unknown}; choose from {','.join(CHECKS)}")
         problems = run_checks(numbers, only)
+        markdown = check_bold_markdown() if "bold" in only else []  # README.zh.md, docs: not per notebook
         for p in problems:
             print(p, end="\n\n")
+        for text in markdown:
+            print(f"[bold] {text}", end="\n\n")
         print("problems per notebook:  " + "  ".join(f"{c:>7}" for c in only))
         for nn in numbers:
             print(f"  {nn}                    " + "  ".join(
                 f"{sum(p.nn == nn and p.check == c for p in problems):>7}" for c in only))
-        return 1 if problems else 0
+        if "bold" in only:
+            print(f"  Markdown files (README.zh.md, docs)  bold {len(markdown)}")
+        return 1 if problems or markdown else 0
     for nn in numbers:
         if args.command == "todo":
             print(f"{catalog_path(nn).relative_to(ROOT)}: {todo(nn)} to-do entries")

@@ -53,7 +53,7 @@ TEXT = {
         "index_header": "| # | Notebook | Article section | What you do | |",
         "continued": "{label} (continued)",
         "show_code": "Show the code", "nav_label": "Course navigation", "live_panel": "Live panel",
-        "on": "on", "off": "off",
+        "on": "on", "off": "off", "list_sep": ", ",
     },
     "zh": {
         "snapshot_at": "（静态快照：{settings}）。",
@@ -82,7 +82,7 @@ TEXT = {
         "index_header": "| # | 笔记本 | 文章章节 | 内容 | |",
         "continued": "{label}（续）",
         "show_code": "显示代码", "nav_label": "课程导航", "live_panel": "交互面板",
-        "on": "开", "off": "关",
+        "on": "开", "off": "关", "list_sep": "，",
     },
 }
 
@@ -106,7 +106,7 @@ def setting(value: Any) -> str:
 
 def _note(panel: Any) -> str:
     """The note under a panel's title: its settings, its caption, where the sliders move (BINDER_SLOT for the link)."""
-    settings = ", ".join(f"{label(name, c)} = {setting(c.value)}"
+    settings = text("list_sep").join(f"{label(name, c)} = {setting(c.value)}"
                          for name, c in panel.controls.items() if not getattr(c, "disabled", False))
     parts = [f"<b>{html.escape(panel.title)}</b>" if panel.title else f"<b>{text('live_panel')}</b>",
              html.escape(text("snapshot_at", settings=settings) if settings else text("snapshot")),
