@@ -1,6 +1,8 @@
 """Notebook 05's tiny trained model: one multi-head attention layer that must route between positions."""
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 from torch import nn
 
@@ -44,16 +46,17 @@ class TinyAttentionModel(nn.Module):
 
 def train_tiny_model(
     model: TinyAttentionModel, tokens: torch.Tensor, labels: torch.Tensor, *,
-    batch_size: int = 128, lr: float = 3e-3, seed: int = 0,
+    batch_size: int = 128, lr: float = 3e-3, seed: int = 0, on_step: Callable[[int], None] = lambda step: None,
 ) -> list[float]:
     """One pass of Adam over (tokens, labels) in order, on one CPU thread (fast, and repeatable on one machine).
 
-    Another CPU rounds float32 sums in another order, and training amplifies it: notebook 05 §7 measured
-    trained parameters up to 0.03 apart, so only coarse results of a training are the same on every CPU.
+    Another CPU rounds float32 sums in another order, and training amplifies it: only coarse results of a
+    training are the same on every CPU (notebook 05 asserts them with tolerances measured across CPUs).
 
     Args:
         model: the model to train in place. tokens, labels: [M, N] int64; M // batch_size steps.
         batch_size: sequences per step. lr: Adam learning rate. seed: seeds torch before training.
+        on_step: called with the step's index after every step (to log the model while it trains).
 
     Returns:
         The cross-entropy loss of every step (floats).
@@ -77,6 +80,7 @@ def train_tiny_model(
                 loss.backward()
                 opt.step()
                 losses.append(loss.item())
+                on_step(len(losses) - 1)  # [] if not logging
     finally:
         model.eval()
     return losses

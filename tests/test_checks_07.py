@@ -1,31 +1,32 @@
 """Checkers of notebook 07: right answers pass, typical wrong answers get a one-line hint, never a traceback."""
+import math
+
 import torch
 import torch.nn.functional as F
 
 from attnlib import checks
 
 
-def softmax_by_chunks(scores, chunk):
+def softmax_by_chunks(chunks):
     m, ell = float("-inf"), 0.0
-    for start in range(0, len(scores), chunk):
-        block = scores[start : start + chunk]
+    for block in chunks:
         m_new = max(m, float(block.max()))
-        ell = ell * torch.exp(torch.tensor(m - m_new, dtype=scores.dtype)) + torch.exp(block - m_new).sum()
+        ell = ell * math.exp(m - m_new) + float(torch.exp(block - m_new).sum())
         m = m_new
-    return torch.exp(scores - m) / ell
+    return m, ell
 
 
-def no_rescale(scores, chunk):
+def no_rescale(chunks):
     m, ell = float("-inf"), 0.0
-    for start in range(0, len(scores), chunk):
-        block = scores[start : start + chunk]
+    for block in chunks:
         m = max(m, float(block.max()))
-        ell = ell + torch.exp(block - m).sum()  # forgot exp(m_old - m_new)
-    return torch.exp(scores - m) / ell
+        ell = ell + float(torch.exp(block - m).sum())  # forgot exp(m_old - m_new)
+    return m, ell
 
 
-def no_max(scores, chunk):
-    return torch.exp(scores) / torch.exp(scores).sum()
+def whole_row(chunks):
+    row = torch.cat(list(chunks))  # keeps every chunk: the stream has overwritten them by now
+    return row.max(), torch.exp(row - row.max()).sum()
 
 
 def test_softmax_by_chunks(capsys):
@@ -33,20 +34,26 @@ def test_softmax_by_chunks(capsys):
     assert "✓ Correct" in capsys.readouterr().out
     assert checks.check_softmax_by_chunks(no_rescale) is False
     assert "rescaled by exp(m_old − m_new)" in capsys.readouterr().out
-    assert checks.check_softmax_by_chunks(no_max) is False
-    assert "NaN or inf" in capsys.readouterr().out
+    assert checks.check_softmax_by_chunks(lambda chunks: (0.0, float(sum(torch.exp(b).sum() for b in chunks)))) is False
+    assert "NaN or inf" in capsys.readouterr().out  # no maximum subtracted: exp(1000) overflows
+
+
+def test_softmax_by_chunks_sees_only_chunks(capsys):
+    # issue 21 §4: a solution that keeps the whole row (torch.softmax on it) must fail
+    assert checks.check_softmax_by_chunks(whole_row) is False
+    assert "one reused buffer" in capsys.readouterr().out
+    assert checks.check_softmax_by_chunks(lambda chunks: torch.softmax(torch.cat(list(chunks)), 0)) is False
+    assert "return the pair (m, ℓ)" in capsys.readouterr().out
 
 
 def test_softmax_by_chunks_unwritten_and_wrong_types(capsys):
-    def todo(scores, chunk):
+    def todo(chunks):
         raise NotImplementedError
 
     assert checks.check_softmax_by_chunks(todo) is False
     assert "not written yet" in capsys.readouterr().out
-    assert checks.check_softmax_by_chunks(lambda s, c: None) is False
-    assert "returned None" in capsys.readouterr().out
-    assert checks.check_softmax_by_chunks(lambda s, c: s[:3]) is False
-    assert "expected shape (10,)" in capsys.readouterr().out
+    assert checks.check_softmax_by_chunks(lambda chunks: None) is False
+    assert "return the pair (m, ℓ), not NoneType" in capsys.readouterr().out
     assert checks.check_softmax_by_chunks(42) is False
     assert "expected a function" in capsys.readouterr().out
 
@@ -120,3 +127,14 @@ def test_causal_linear_attention_without_eps(run):
 
     result, out = run(checks.check_causal_linear_attention, no_eps)
     assert result is False and "add eps" in out
+
+
+def test_causal_linear_attention_with_an_n_by_n_matrix_fails_its_memory_cap(run):
+    # issue 21 §4: right values, but the N×N torch.tril matrix is not O(N) memory
+    def with_tril(Q, K, V, eps):
+        phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+        sim = (phi_q @ phi_k.T).tril()  # [N, N]
+        return (sim @ V) / (sim.sum(-1, keepdim=True) + eps)
+
+    result, out = run(checks.check_causal_linear_attention, with_tril)
+    assert result is False and "peak memory" in out and "torch.cumsum" in out

@@ -1,23 +1,34 @@
 """Checkers for notebook 07 (summary and beyond): each prints one line of feedback, returns a bool."""
 from __future__ import annotations
 
-from typing import Callable
+import math
+from typing import Callable, Iterator
 
 import torch
 
 from ..i18n import t
+from ..measure import measure_peak_memory
 from ..rounding import rounded
 from .feedback import call, compare, say
 
 
-def check_softmax_by_chunks(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> bool:
-    """Check a learner's `softmax_by_chunks(scores, chunk)`: the softmax of a 1-D row read chunk by chunk.
+def _stream(scores: torch.Tensor, chunk: int) -> Iterator[torch.Tensor]:
+    """Yield `scores` `chunk` entries at a time through ONE reused buffer, as a stream reader would."""
+    buffer = torch.empty(chunk, dtype=scores.dtype)  # [chunk]
+    for start in range(0, len(scores), chunk):
+        part = buffer[:len(scores[start:start + chunk])]  # [≤ chunk], the same storage every time
+        yield part.copy_(scores[start:start + chunk])
+    buffer.fill_(float("nan"))  # a chunk kept past its turn is gone, as in a stream
+
+
+def check_softmax_by_chunks(fn: Callable[[Iterator[torch.Tensor]], tuple]) -> bool:
+    """Check a learner's `softmax_by_chunks(chunks)`: the running (m, ℓ) of a row seen only chunk by chunk.
 
     Args:
-        fn: takes scores [N] (float64) and a chunk size ≥ 1, returns the softmax [N].
+        fn: takes an iterator of 1-D chunks of a row (float64, one reused buffer), returns (m, ℓ).
 
     Returns:
-        True when it equals torch.softmax on every case (large scores, chunks that do not divide N,
+        True when exp(s − m) / ℓ equals torch.softmax on every case (large scores, chunks that do not divide N,
         chunk 1, one chunk), else False after printing which case fails and how.
     """
     gen = torch.Generator().manual_seed(7)
@@ -32,15 +43,22 @@ def check_softmax_by_chunks(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> 
     ]
     for label, scores, chunk in cases:
         expected = torch.softmax(scores, dim=0)  # [N]
-        got, error = call(fn, scores.clone(), chunk)
+        got, error = call(fn, _stream(scores, chunk))
         if error:
             return say(False, t("on {case}, {error}", case=label, error=error))
-        problem, g = compare(got, expected, atol=1e-9)
-        if g is not None:
-            if abs(float(g.sum()) - 1.0) > 1e-6 and bool(torch.isfinite(g).all()):
-                problem += t("; your weights sum to {total:.4f}, not 1: when a chunk raises the maximum m, the "
-                             "running sum ℓ must be rescaled by exp(m_old − m_new) before adding",
-                             total=rounded(float(g.sum())))
+        try:
+            m, ell = (float(v) for v in got)  # a pair of numbers (floats or 0-d tensors)
+        except (TypeError, ValueError, RuntimeError):
+            return say(False, t("on {case}, return the pair (m, ℓ), not {type}: the checker computes exp(s − m) / ℓ "
+                                "itself", case=label, type=type(got).__name__))
+        problem, g = compare(torch.exp(scores - m) / ell, expected, atol=1e-9)  # [N] the softmax from (m, ℓ)
+        if math.isnan(m) or math.isnan(ell):  # read from the buffer after the stream had moved on
+            problem = t("the chunks come in one reused buffer, as from a stream: a chunk kept past its turn is "
+                        "overwritten. Update m and ℓ inside the loop and keep nothing else")
+        elif g is not None and abs(float(g.sum()) - 1.0) > 1e-6 and bool(torch.isfinite(g).all()):
+            problem += t("; your weights sum to {total:.4f}, not 1: when a chunk raises the maximum m, the "
+                         "running sum ℓ must be rescaled by exp(m_old − m_new) before adding",
+                         total=rounded(float(g.sum())))
         if problem:
             return say(False, t("on {case}: {problem}", case=label, problem=problem))
     return say(True, t("one pass keeps only (m, ℓ); rescaling ℓ by exp(m_old − m_new) when the maximum grows "
@@ -153,5 +171,13 @@ def check_causal_linear_attention(fn: Callable[..., torch.Tensor]) -> bool:
                              "prefix")
         if problem:
             return say(False, t("with Q, K {qk} and V {v}: {problem}", **shapes, problem=problem))
+    n = 4096  # long enough that one N×N float64 matrix (134 MB) stands out
+    q, k, v = (torch.randn(n, d, generator=gen, dtype=torch.float64) for d in (4, 4, 2))
+    got, peak = measure_peak_memory(call, fn, q, k, v, 1e-6)
+    cap = n * n * 8 / 8 / 1e6  # MB: an eighth of one N×N matrix; the prefix sums need about 0.5 MB here
+    if got[1] is None and peak / 1e6 > cap:
+        return say(False, t("at N = {n} your function's peak memory was {peak:.0f} MB, more than {cap:.0f} MB (an "
+                            "eighth of one N×N matrix): use prefix sums (torch.cumsum), which need O(N) memory, not "
+                            "an N×N matrix such as torch.tril builds", n=n, peak=peak / 1e6, cap=cap))
     return say(True, t("prefix sums S_i and z_i give causal linear attention in O(N) steps; it is what lets "
                        "linear attention run as a recurrent network, one token at a time."))
