@@ -2,12 +2,12 @@
 
     python -m attnlib.bench site [--site DIR] [--repeats N] [--no-build]
 
-Builds the site's pages (both editions when notebooks/zh/ exists; executed notebooks cached in build/executed)
-into build/site-bench/site unless --site names a built one (--no-build: never build; the site is --site, by
-default build/site, the output of `make site`), opens every page from file:// with every request
-that is not file:// aborted, and moves each live control of the main panel `repeats` times. One move is timed
-in the page from the control's input/change event to the figures redrawn (canvases at once, plotly figures at
-Plotly.react's promise) and the next two animation frames (painted), after MathJax has typeset the page. Prints a
+Builds the site's pages (scripts/build_site.py in a subprocess; both editions when notebooks/zh/ exists; executed
+notebooks cached in build/executed) into build/site-bench/site unless --site names a built one (--no-build: never
+build; the site is --site, by default build/site, the output of `make site`), opens every page from file:// with
+every request that is not file:// aborted, and moves each live control of the main panel `repeats` times. One move
+is timed in the page from the control's input/change event to the figures redrawn (canvases at once, plotly figures
+at Plotly.react's promise) and the next two animation frames (painted), after MathJax has typeset the page. Prints a
 line per page and, last, one line of JSON: per page the median and max ms, the moves, the page's size and its
 embedded-state bytes, the load average.
 Target: median <= 100 ms per page.
@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -52,15 +53,11 @@ PANELS_JS = r"""() => Object.keys(window.alStaticPanels || {}).map(id => {
 
 
 def build_course_site(out: Path, notebooks: Optional[list[Path]] = None) -> Path:
-    """Build the site's pages (no decks) into `out` with scripts/build_site.py's code; return `out`."""
-    scripts = str(ROOT / "scripts")
-    if scripts not in sys.path:
-        sys.path.insert(0, scripts)
-    from sitebuild.cli import main as build_main
-
-    args = ["--site", str(out), "--cache", str(ROOT / "build" / "executed")] + [str(p) for p in notebooks or []]
-    if build_main(args) != 0:
-        raise RuntimeError(f"the site build into {out} failed its offline check")
+    """Build the site's pages (no decks) into `out` by running scripts/build_site.py, as `make site` does."""
+    command = [sys.executable, str(ROOT / "scripts" / "build_site.py"), "--site", str(out),
+               "--cache", str(ROOT / "build" / "executed"), *[str(p) for p in notebooks or []]]
+    if subprocess.run(command, cwd=ROOT).returncode != 0:
+        raise RuntimeError(f"the site build into {out} failed (see its output above)")
     return out
 
 
