@@ -56,6 +56,17 @@ def test_undecided_word_accepts_a_balanced_word(run):
     assert ok is True and "animal 0.493 and street 0.493" in out
 
 
+def test_undecided_word_says_what_this_word_did(run):
+    """The success text names the route the learner's features took, with its numbers, not one fixed reason."""
+    ok, read = run(checks.check_undecided_word, {"adjective": 1.0, "of-living": 1.0, "of-place": 1.0})
+    assert ok and "drew 0.937 of its attention" in read and "of-living 0.937 and of-place 0.937" in read
+    assert "street 5.81." in read  # 3 · (1 + 0.937): noun + living, step 2's sharpness 3
+    ok, spread = run(checks.check_undecided_word, {"of-living": 5.0, "of-place": 5.0})  # no adjective: 1/11 each
+    assert ok and "hardly read your word in step 1 (0.091" in spread and "of-living 0.455 and of-place 0.455" in spread
+    ok, big = run(checks.check_undecided_word, {"adjective": 1.0, "of-living": 2.0, "of-place": 2.0})
+    assert ok and "of-living 1.874" in big and big != read
+
+
 @pytest.mark.parametrize(
     "answer, hint",
     [

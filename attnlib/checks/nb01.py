@@ -85,26 +85,31 @@ def check_attention_weights(fn: Callable[..., torch.Tensor]) -> bool:
     return say(True, t("weights = softmax(sharpness · Q Kᵀ) row by row, computed from the input itself."))
 
 
-def animal_street_it_row(features: dict[str, float], sharpness: float, language: Optional[str] = None) -> torch.Tensor:
-    """Reference: the two hand-built steps of notebook 01; returns the weights [N] of the row of "it" (Chinese: 它).
+def animal_street_steps(features: dict[str, float], sharpness: float,
+                        language: Optional[str] = None) -> tuple[list[str], torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Reference: the two hand-built steps of notebook 01 with a new last word; returns (tokens, w1, h, scores2).
 
     Args:
         features: the new last word's features. sharpness: step 2's. language: the sentence's ("en" or "zh");
             None: the current language (al.get_language()).
 
     Returns:
-        the row of "it" after step 2, [N] (11 tokens in English, 10 in Chinese).
+        tokens (11 in English, 10 in Chinese), step 1's weights [N, N], the tokens after step 1 h [N, d], and
+        step 2's scores [N, N] (sharpness included, before the softmax).
     """
     language = language or get_language()
-    _, new_word, pronoun, *_ = SENTENCE_WORDS[language]
-    tokens, x = data.animal_street_sentence(new_word, features=features, language=language)  # x: [N, d]
+    tokens, x = data.animal_street_sentence(SENTENCE_WORDS[language][1], features=features, language=language)
     proj = data.animal_street_projections()
-    s1 = proj["step1"]
+    s1, s2 = proj["step1"], proj["step2"]
     w1 = torch.softmax(data.STEP1_SHARPNESS * (x @ s1["W_q"]) @ (x @ s1["W_k"]).T, dim=-1)  # [N, N]
     h = x + w1 @ (x @ s1["W_v"])  # [N, d]: each token plus what it read
-    s2 = proj["step2"]
-    w2 = torch.softmax(sharpness * (h @ s2["W_q"]) @ (h @ s2["W_k"]).T, dim=-1)  # [N, N]
-    return w2[tokens.index(pronoun)]  # [N]
+    return tokens, w1, h, sharpness * (h @ s2["W_q"]) @ (h @ s2["W_k"]).T  # scores2: [N, N]
+
+
+def animal_street_it_row(features: dict[str, float], sharpness: float, language: Optional[str] = None) -> torch.Tensor:
+    """Reference: the row of "it" (Chinese: 它) after step 2 of notebook 01, [N] (see animal_street_steps)."""
+    tokens, _, _, scores2 = animal_street_steps(features, sharpness, language)
+    return torch.softmax(scores2, dim=-1)[tokens.index(SENTENCE_WORDS[language or get_language()][2])]  # [N]
 
 
 def check_undecided_word(features: Any, sharpness: float = 3.0) -> bool:
@@ -121,13 +126,14 @@ def check_undecided_word(features: Any, sharpness: float = 3.0) -> bool:
     if features is None or (isinstance(features, dict) and not features):
         return say(False, t("no features yet: fill the dict with {{feature name: value}}, e.g. {example}",
                             example="{'adjective': 1.0}"))
-    known, *_, animal_word, street_word = SENTENCE_WORDS[get_language()]
-    tokens, _ = data.animal_street_sentence(known, language=get_language())
+    *_, pronoun, animal_word, street_word = SENTENCE_WORDS[get_language()]
     try:
-        row = animal_street_it_row(features, float(sharpness))  # [N]
+        tokens, w1, h, scores2 = animal_street_steps(features, float(sharpness))
     except (ValueError, TypeError) as exc:
         return say(False, str(exc))
-    animal, street = float(row[tokens.index(animal_word)]), float(row[tokens.index(street_word)])
+    it, an, st = tokens.index(pronoun), tokens.index(animal_word), tokens.index(street_word)
+    row = torch.softmax(scores2[it], dim=-1)  # [N] the row of "it" after step 2
+    animal, street = float(row[an]), float(row[st])
     if not (math.isfinite(animal) and math.isfinite(street)):
         return say(False, t("the weights came out NaN: are your feature values finite numbers?"))
     msg = t("'it' gives animal {animal:.3f} and street {street:.3f}", animal=animal, street=street)
@@ -140,5 +146,17 @@ def check_undecided_word(features: Any, sharpness: float = 3.0) -> bool:
         winner = t("animal") if animal > street else t("street")
         return say(False, t("{msg}: it still prefers the {winner} (difference {diff:.3f} > 0.05).",
                             msg=msg, winner=winner, diff=abs(animal - street)))
-    return say(True, t("{msg}: undecided, because your word says as much about living things as about places.",
-                       msg=msg))
+    # Why, from what this word did: the share of step 1's attention of "it" it drew, what "it" picked up, the scores.
+    name = data.ANIMAL_STREET_FEATURES.index
+    why = dict(msg=msg, read=float(w1[it, -1]), adjective=float(data.feature_vector(features)[name("adjective")]),
+               living=float(h[it, name("of-living")]), place=float(h[it, name("of-place")]),
+               s_animal=float(scores2[it, an]), s_street=float(scores2[it, st]))
+    if why["read"] >= 0.5:
+        return say(True, t("{msg}: undecided. In step 1 'it' looks for an adjective; your word's 'adjective' "
+                           "({adjective:g}) drew {read:.3f} of its attention, so 'it' picked up of-living {living:.3f} "
+                           "and of-place {place:.3f}: as much about living things as about places, so step 2 scores "
+                           "animal {s_animal:.2f} and street {s_street:.2f}.", **why))
+    return say(True, t("{msg}: undecided, although 'it' hardly read your word in step 1 ({read:.3f} of its attention: "
+                       "it looks for an adjective, and your word's 'adjective' is {adjective:g}). Still it picked up "
+                       "of-living {living:.3f} and of-place {place:.3f}, as much about living things as about places, "
+                       "so step 2 scores animal {s_animal:.2f} and street {s_street:.2f}.", **why))
