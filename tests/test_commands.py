@@ -173,6 +173,8 @@ def test_changed_notebooks_follow_their_inputs():
     assert all(n.startswith("zh/") for n in names(["attnlib/locale/zh/viz.json"]))
     assert len(names(["attnlib/core.py"])) == len(names(["pyproject.toml"])) == 2 * len(
         list((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")))
+    listed = run(sys.executable, "scripts/changed_notebooks.py", timeout=60)  # git: merge-base with main
+    assert all(line.endswith(".ipynb") for line in listed.splitlines() if not line.startswith("changed against"))
 
 
 # -------------------------------------------------------------------------------------- the commands, short

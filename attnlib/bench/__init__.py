@@ -1,1 +1,1 @@
-"""Benchmarks: `python -m attnlib.bench latency` and `python -m attnlib.bench complexity`."""
+"""Benchmarks: `python -m attnlib.bench {latency,complexity,browser,site,hub}`; `make bench` runs the first three."""
