@@ -67,3 +67,21 @@ def test_softmax_jacobian(run):
     ok, out = run(al.checks.check_softmax_jacobian, lambda s: torch.eye(len(s)) - torch.outer(s, s))
     assert ok is False and "largest difference" in out
 
+
+
+def test_the_chinese_edition_explorer_runs_notebook_01s_sentence():
+    """In the zh edition, 03's main panel shows 01's Chinese sentence (issue 22), and English stays as it was."""
+    from attnlib.data import animal_street_sentence
+    from attnlib.widgets.explorers import EXPLORER_TOKENS
+
+    try:
+        al.set_language("zh")
+        zh = al.widgets.AttentionExplorer(d_k=64, heads=4, mask="none", main=True)
+    finally:
+        al.set_language("en")
+    en = al.widgets.AttentionExplorer(d_k=64, heads=4, mask="none", main=True)
+    sentence, _ = animal_street_sentence("累了")
+    assert zh.tokens[:len(sentence)] == sentence and len(zh.tokens) == 32
+    assert list(zh.figures[0].layout.xaxis.ticktext) == sentence[:8]  # the heatmap's ticks, seq_len 8
+    assert zh.tokens[7] == "它" and en.tokens[7] == "it"  # the default query row: the pronoun in both
+    assert en.tokens == EXPLORER_TOKENS

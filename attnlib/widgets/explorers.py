@@ -12,7 +12,8 @@ import torch
 from .. import viz
 from .._validate import choice, integer
 from ..core import max_weight, saturation_curve, scaled_dot_product_attention, softmax_entropy
-from ..i18n import t
+from ..data import ANIMAL_STREET_PREFIX_ZH
+from ..i18n import get_language, t
 from ..masks import causal_mask, padding_mask, window_mask
 from ..measure import single_thread
 from .panel import LivePanel
@@ -22,6 +23,10 @@ EXPLORER_TOKENS: list[str] = (
     "The animal didn't cross the street because it was too tired . It lay down under a tree "
     "and slept until the sun went down behind the quiet hills of the town"
 ).split()
+# The Chinese edition's 32 tokens: notebook 01's sentence (这只动物没有过马路，因为它太累了), words as 01 groups them,
+# and the same continuation (它在一棵树下躺了下来，一直睡到太阳落到小镇安静的群山后面。).
+EXPLORER_TOKENS_ZH: list[str] = ANIMAL_STREET_PREFIX_ZH + (
+    "累了 。 它 在 一棵 树 下 躺 了 下来 ， 一直 睡 到 太阳 落 到 小镇 安静 的 群山 后面 。").split()
 PAD_TOKEN = "<pad>"
 D_MODEL = 32  # width of the AttentionExplorer's token embeddings
 D_K_OPTIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # the d_k slider of the AttentionExplorer
@@ -92,11 +97,8 @@ def row_stats(weights: torch.Tensor) -> dict[str, float]:
     p2 = (weights * weights).sum(dim=-1)  # [...] Σ p²
     p3 = (weights * weights * weights).sum(dim=-1)  # [...] Σ p³
     # ‖diag(p) − p pᵀ‖_F² = Σ p² − 2 Σ p³ + (Σ p²)²: al.jacobian_norm without the [..., N, N] Jacobian (tested equal)
-    return {
-        "entropy": float(softmax_entropy(weights).mean()),
-        "max_weight": float(max_weight(weights).mean()),
-        "jacobian_norm": float((p2 - 2 * p3 + p2 * p2).clamp(min=0).sqrt().mean()),
-    }
+    return {"entropy": float(softmax_entropy(weights).mean()), "max_weight": float(max_weight(weights).mean()),
+            "jacobian_norm": float((p2 - 2 * p3 + p2 * p2).clamp(min=0).sqrt().mean())}
 
 
 class AttentionExplorer(LivePanel):
@@ -119,13 +121,14 @@ class AttentionExplorer(LivePanel):
         Args: d_k: one of D_K_OPTIONS. heads: 1..max_heads. mask: one of MASKS. window: 0..max_seq-1 (keys
             within ±window). pad: padded tokens at the end, 0..max_seq. seq_len: 2..max_seq. scaled: divide the
             scores by √d_k. temperature: in TEMPERATURE_RANGE. seed: in SEED_RANGE. query: the row of the
-            saturation panel (default the last token). tokens: at least max_seq words (default EXPLORER_TOKENS).
+            saturation panel (default the last token). tokens: at least max_seq words (default EXPLORER_TOKENS, or
+            EXPLORER_TOKENS_ZH when the language is "zh").
             max_heads: 1..MAX_HEADS. max_seq: 2..MAX_SEQ. title (default "Attention explorer"), caption, main: as
             for LivePanel.
         """
         self.max_heads = integer("max_heads", max_heads, 1, MAX_HEADS)
         self.max_seq = integer("max_seq", max_seq, 2, MAX_SEQ)
-        tokens = list(EXPLORER_TOKENS if tokens is None else tokens)
+        tokens = list((EXPLORER_TOKENS_ZH if get_language() == "zh" else EXPLORER_TOKENS) if tokens is None else tokens)
         if len(tokens) < max_seq:
             raise ValueError(f"tokens must hold at least max_seq={max_seq} words, got {len(tokens)}")
         self.tokens = [str(t) for t in tokens[:max_seq]]
