@@ -129,7 +129,10 @@ def hub_problem() -> str | None:
         return "jupyterhub is not installed in this venv (make hub-deps)"
     if shutil.which("node") is None or not (ROOT / "hub" / "node_modules").exists():
         return "Node.js and hub/node_modules are needed (make hub-deps)"
-    return None
+    sys.path.insert(0, str(ROOT / "hub"))
+    import classroom  # the hub's own check: can the students' users run this venv?
+
+    return classroom.student_access_problem(classroom.Settings.from_env({"HUB_VENV": sys.prefix}))
 
 
 # ----------------------------------------------------------------------------------- the documents' commands
