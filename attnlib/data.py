@@ -23,15 +23,16 @@ ANIMAL_STREET_PREFIX: list[str] = ["The", "animal", "didn't", "cross", "the", "s
 
 # The Chinese edition's sentence, 这只动物没有过马路，因为它太累了 / ……太宽了, on the same nine features. Words as a
 # Chinese reader groups them: 这只 (demonstrative + measure word, like "The"), 没有 / 过 (the two verbs), the comma (a
-# token of its own, as in any tokenizer; a function token like "the"), 太 ("too"), and the predicate 累了 as ONE
-# word: 了 marks the state the adjective reached, so only the last word differs. No copula (English "was"), no second
-# article: 10 tokens, and the last word is two positions after 它 (three after "it" in English).
+# token of its own, as in most tokenizers; a function token like "the"), 太 ("too"), and the predicate 累了 as ONE
+# word (太……了 is a construction of degree; keeping 累了 whole means only the last word differs). No copula (English
+# "was"), no second article: 10 tokens, and the last word is two positions after 它 (three after "it" in English).
+# 堵了 ("jammed") is the second place word: a street too narrow is an odd reason not to cross, a jammed one is not.
 ANIMAL_STREET_LEXICON_ZH: dict[str, dict[str, float]] = {
     "这只": {"function": 1.0}, "动物": {"noun": 1.0, "living": 1.0}, "没有": {"verb": 1.0},
     "过": {"verb": 1.0}, "马路": {"noun": 1.0, "place": 1.0}, "，": {"function": 1.0},
     "因为": {"function": 1.0}, "它": {"pronoun": 1.0}, "太": {"function": 1.0},
     "累了": {"adjective": 1.0, "of-living": 1.0}, "宽了": {"adjective": 1.0, "of-place": 1.0},
-    "饿了": {"adjective": 1.0, "of-living": 1.0}, "窄了": {"adjective": 1.0, "of-place": 1.0},
+    "饿了": {"adjective": 1.0, "of-living": 1.0}, "堵了": {"adjective": 1.0, "of-place": 1.0},
 }
 ANIMAL_STREET_PREFIX_ZH: list[str] = ["这只", "动物", "没有", "过", "马路", "，", "因为", "它", "太"]
 ANIMAL_STREET_LANGUAGES = ("en", "zh")
@@ -69,7 +70,7 @@ def animal_street_sentence(
 
     Args:
         last_word: a word of ANIMAL_STREET_LEXICON ("tired", "wide", "hungry", "narrow") or of
-            ANIMAL_STREET_LEXICON_ZH ("累了", "宽了", "饿了", "窄了"), or any new word when `features` is given.
+            ANIMAL_STREET_LEXICON_ZH ("累了", "宽了", "饿了", "堵了"), or any new word when `features` is given.
         features: {feature name: value} for the last word; None looks it up in the lexicon.
         language: "en" or "zh"; None: "zh" for a word of the Chinese lexicon, else "en".
 
