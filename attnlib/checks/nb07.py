@@ -61,7 +61,7 @@ def check_softmax_by_chunks(fn: Callable[[Iterator[torch.Tensor]], tuple]) -> bo
                          total=rounded(float(g.sum())))
         if problem:
             return say(False, t("on {case}: {problem}", case=label, problem=problem))
-    return say(True, t("one pass keeps only (m, ℓ); rescaling ℓ by exp(m_old − m_new) when the maximum grows "
+    return say(True, t("(m, ℓ) updated chunk by chunk: rescaling ℓ by exp(m_old − m_new) when the maximum grows "
                        "makes the chunked softmax exact, even for scores near 1000."))
 
 
