@@ -1,174 +1,37 @@
-"""A class on one server, simulated on loopback: `python -m attnlib.bench hub --students N`.
+"""A class on one server, simulated on loopback: `python -m attnlib.bench hub --students N` runs hub/bench.py.
 
-`python -m attnlib.bench hub [--students 3] [--notebook 01_introduction.ipynb] [--timeout 1500]`
-
-Starts a separate JupyterHub with hub/jupyterhub_config.py (the one `make hub` runs) on free loopback
-ports, with N temporary student accounts (system users `jbXXXX-s01` …, homes in a temporary folder).
-Then every student, at the same time, as a browser would:
-  1. logs in through the hub's HTTP API (POST /hub/api/users/<name>/tokens with name and password),
-  2. starts a server (POST /hub/api/users/<name>/server) and waits until the hub says it is ready,
-  3. opens their own copy of the notebook (contents API) with a kernel (sessions API) and runs its code
-     cells top to bottom through the kernel's websocket, as JupyterLab's Run All does,
-  4. moves a slider: sets the value of the main LivePanel's first slider in the kernel, which runs the
-     panel's update path (recompute, redraw the figures in place), and checks that it ran without error.
-Meanwhile the hub's API is timed once a second (its response time under load) and the memory of each
-student's processes (their server and kernel) is sampled. Every wait has a deadline; at the end all
-servers, the hub, the accounts and the temporary folder are removed, also after an error or Ctrl-C.
-
-Needs root (it creates system users), Node.js and hub/node_modules (`make hub-deps`).
-The last line of output is one JSON object: students, errors, ready_s, run_p50_s, run_p95_s, slider_p50_ms,
-hub_p50_ms, hub_p95_ms, hub_max_ms, peak_mb_per_student (RSS of server + kernel, the largest student),
-peak_pss_mb_per_student (the same counting shared library pages once per sharer), peak_total_mb and more.
-
-This module is the command line (accounts, hub, cleanup); hub_class.py simulates the class and reports,
-hub_client.py speaks HTTP and websocket to the hub and drives the kernels.
+The load test creates accounts and starts the course checkout's own JupyterHub (hub/classroom.py, hub/launch.py),
+so its command line lives in hub/ and imports the library, never the other way round: this module only runs it,
+with the same options, output (the last line is the report as JSON) and exit status. See hub/bench.py.
 """
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
-import os
-import pwd
-import secrets
-import shutil
 import signal
+import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-from .hub_class import Sampler, Student, report, simulate
-from .hub_client import Client
-
-ROOT = Path(__file__).resolve().parents[2]
-HUB_DIR = ROOT / "hub"
-
-
-def _load_hub_modules():
-    """hub/classroom.py and hub/launch.py from the course checkout (they are not part of the package)."""
-    if not (HUB_DIR / "launch.py").exists():
-        raise SystemExit("the hub load test runs from a course checkout (hub/ next to attnlib/); none found")
-    sys.path.insert(0, str(HUB_DIR))
-    import classroom
-    import launch
-
-    return classroom, launch
-
-
-def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """The command line: --students, --notebook, --timeout (exits with a usage message if out of range)."""
-    parser = argparse.ArgumentParser(prog="python -m attnlib.bench hub", description=__doc__.split("\n")[0])
-    parser.add_argument("--students", type=int, default=3, help="simulated students (default 3)")
-    parser.add_argument("--notebook", default="01_introduction.ipynb", help="the notebook each student runs")
-    parser.add_argument("--timeout", type=float, default=1500, help="seconds for the whole class (default 1500)")
-    args = parser.parse_args(argv)
-    if not 1 <= args.students <= 200:
-        parser.error(f"--students must be between 1 and 200, got {args.students}")
-    return args
-
-
-def _prepare(classroom, launch, notebook: str) -> tuple[Path, object, object, list[str]]:
-    """A temporary folder, the hub's settings below it and free loopback ports; returns them and any problems."""
-    tmp = Path(tempfile.mkdtemp(prefix="attnlib-bench-hub-"))
-    os.chmod(tmp, 0o755)  # the students' homes live below it
-    settings = classroom.Settings(state=tmp / "state", home_base=tmp / "home", prefix=f"jb{secrets.token_hex(2)}-",
-                                  venv=Path(os.environ.get("HUB_VENV") or sys.prefix),
-                                  notebooks=ROOT / "notebooks", runtime_base=tmp / "run")
-    ports = launch.free_ports(3)
-    net = launch.Network(port=ports[0], internal_port=ports[1], proxy_api_port=ports[2], idle_timeout=3600)
-    problems = launch.preflight(settings, net)
-    if not (settings.notebooks / notebook).is_file():
-        problems.append(f"no notebook {notebook} in {settings.notebooks}")
-    return tmp, settings, net, problems
-
-
-def _add_students(classroom, settings, count: int, names: list[str], students: list[Student]) -> None:
-    """Create the accounts s01 … one by one, appending each name to `names` before its account exists."""
-    for i in range(1, count + 1):
-        names.append(f"s{i:02d}")  # before the account exists: cleanup removes whatever got created
-        password = classroom.add_account(settings, names[-1])
-        students.append(Student(names[-1], password, uid=pwd.getpwnam(settings.system_user(names[-1])).pw_uid))
-
-
-def _measure(students: list[Student], hub_pid: int, url: str, args: argparse.Namespace, t_wall: float,
-             load_before: float) -> dict:
-    """Run the class against the hub at `url` while sampling memory; return the report."""
-    sampler = Sampler(students, hub_pid)
-    sampler.start()
-    client = Client(url, args.students)
-    t0, hub_ms = asyncio.run(simulate(client, students, args.notebook, args.timeout))
-    sampler.stop.set()
-    sampler.join(10)
-    return report(students, t0, hub_ms, sampler, time.monotonic() - t_wall, args.notebook, load_before)
-
-
-def _show_errors(students: list[Student], result: dict, log_path: Path) -> None:
-    """Print each student's error; if any, keep the hub's log in build/hub-bench/."""
-    for s in students:
-        if s.error:
-            print(f"ERROR {s.error}", flush=True)
-    if result["errors"]:
-        kept = ROOT / "build" / "hub-bench" / f"hub-{time.strftime('%Y%m%d-%H%M%S')}.log"
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(log_path, kept)
-        print(f"the hub's log (with the students' servers') is kept in {kept}", flush=True)
+SCRIPT = Path(__file__).resolve().parents[2] / "hub" / "bench.py"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the load test; the last line printed is the report as JSON.
+    """Run hub/bench.py with these options in this Python; return its exit status.
 
     Args:
         argv: the options after `hub` (default: sys.argv[1:]).
 
     Returns:
-        0 if every student finished, 1 if some failed, 2 if the test cannot run, 130 if interrupted.
+        hub/bench.py's status: 0 if every student finished, 1 if some failed, 2 if the test cannot run, 130 if
+        interrupted.
     """
-    args = _parse_args(argv)
-    classroom, launch = _load_hub_modules()
-    tmp, settings, net, problems = _prepare(classroom, launch, args.notebook)
-    if problems:
-        shutil.rmtree(tmp, ignore_errors=True)
-        print("the hub load test cannot run:", *[f"  - {p}" for p in problems], sep="\n", file=sys.stderr)
-        return 2
-
-    students: list[Student] = []
-    names: list[str] = []
-    proc = None
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # clean up on `kill` as on Ctrl-C
-    t_wall = time.monotonic()
-    load_before = os.getloadavg()[0]
+    if not SCRIPT.exists():
+        raise SystemExit("the hub load test runs from a course checkout (hub/bench.py next to attnlib/); none found")
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), *(sys.argv[1:] if argv is None else argv)])
+    signal.signal(signal.SIGTERM, lambda *_: proc.terminate())  # hub/bench.py cleans up on SIGTERM as on Ctrl-C
     try:
-        (tmp / "home").mkdir(mode=0o755)
-        print(f"creating {args.students} temporary accounts ({settings.prefix}s01 …) in {tmp}", flush=True)
-        _add_students(classroom, settings, args.students, names, students)
-        log_path = tmp / "hub.log"
-        with open(log_path, "w") as log:
-            proc = launch.start_hub(settings, net, log=log, tie_to_parent=True)
-        launch.wait_until_up(net, proc, timeout=120)
-        print(f"hub up at {net.local_url}; {args.students} students log in, start servers and run {args.notebook} …",
-              flush=True)
-        result = _measure(students, proc.pid, net.local_url, args, t_wall, load_before)
-        _show_errors(students, result, log_path)
-    except classroom.RosterError as exc:
-        print(f"the hub load test: {exc}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:  # the hub did not start
-        print(f"the hub load test: {exc}", file=sys.stderr)
-        if (tmp / "hub.log").exists():
-            print((tmp / "hub.log").read_text()[-3000:], file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted: cleaning up", file=sys.stderr)
-        return 130
-    finally:
-        if proc is not None:
-            launch.stop_hub(proc, settings)
-        for name in names:
-            classroom.delete_system_user(settings, name)
-        shutil.rmtree(tmp, ignore_errors=True)
-    print(json.dumps(result))
-    return 0 if result["errors"] == 0 else 1
+        return proc.wait()
+    except KeyboardInterrupt:  # Ctrl-C reached hub/bench.py too: let it remove the accounts and the hub
+        return proc.wait()
 
 
 if __name__ == "__main__":

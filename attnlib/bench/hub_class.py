@@ -1,6 +1,6 @@
 """The simulated class of the hub load test: each student's session, the hub probe, the memory sampler, the report.
 
-Used by `python -m attnlib.bench hub` (attnlib/bench/hub.py), which starts the hub and the accounts.
+Used by `python -m attnlib.bench hub` (hub/bench.py), which starts the hub and the accounts.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The hub load test's wire: HTTP and websocket calls through the hub, and a kernel driven as JupyterLab does.
 
-Used by `python -m attnlib.bench hub` (attnlib/bench/hub.py) and by the hub's security tests (tests/hub/).
+Used by `python -m attnlib.bench hub` (hub/bench.py) and by the hub's security tests (tests/hub/).
 """
 from __future__ import annotations
 
