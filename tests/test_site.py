@@ -24,6 +24,7 @@ from attnlib.widgets.static import BINDER_SLOT, SNAPSHOT_MIME, STATES_MIME, STAT
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+from sitebuild import execute  # noqa: E402
 from sitebuild.build import build  # noqa: E402
 from sitebuild.course import binder_base, binder_url  # noqa: E402
 from sitebuild.offline import local_references, remote_references  # noqa: E402
@@ -202,6 +203,33 @@ def tiny_notebook() -> nbformat.NotebookNode:
         cell("code", "print('the answer')", "-", jupyter={"source_hidden": True}),
     ]
     return nb
+
+
+def test_the_execution_cache_key_follows_everything_that_changes_the_outputs(tmp_path, monkeypatch):
+    # identity (checked numerically): build/executed's key changes with attnlib's strings, view and the pins,
+    # not with a comment in pyproject.toml or a .pyc
+    monkeypatch.setattr(execute, "ROOT", tmp_path)
+    files = {"attnlib/core.py": "x = 1\n", "attnlib/locale/zh/core.json": '{"a": "甲"}',
+             "attnlib/widgets/panel_view.js": "export default {}", "attnlib/widgets/panel_view.css": ".a {}",
+             "pyproject.toml": 'dependencies = [\n    "torch==2.13.0",\n]\n# ruff settings\n'}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    notebook = tmp_path / "nb.ipynb"
+    notebook.write_text("{}")
+    before = execute.cache_key(notebook)
+    for name, new in (("pyproject.toml", files["pyproject.toml"].replace("settings", "settings, longer lines")),
+                      ("attnlib/__pycache__/core.cpython-311.pyc", "bytes")):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(new, encoding="utf-8")
+        assert execute.cache_key(notebook) == before, f"changing {name} should not rebuild the pages"
+    for name, new in (("attnlib/locale/zh/core.json", '{"a": "乙"}'), ("attnlib/widgets/panel_view.js", "//"),
+                      ("attnlib/widgets/panel_view.css", ".b {}"), ("attnlib/core.py", "x = 2\n"),
+                      ("pyproject.toml", 'dependencies = [\n    "torch==2.14.0",\n]\n')):
+        (tmp_path / name).write_text(new, encoding="utf-8")
+        after = execute.cache_key(notebook)
+        assert after != before, f"changing {name} left the cached executed notebooks' key as it was"
+        before = after
 
 
 @pytest.fixture(scope="module")

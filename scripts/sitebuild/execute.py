@@ -1,7 +1,8 @@
-"""Execute a notebook with live panels as static figures (ATTNLIB_STATIC=1), cached until it or attnlib changes."""
+"""Execute a notebook (live panels as static figures, ATTNLIB_STATIC=1), cached until it, attnlib or a pin changes."""
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from pathlib import Path
 from typing import Optional
@@ -15,13 +16,24 @@ from attnlib.widgets.static import STATIC_ENV
 CACHE_VERSION = "1"  # bump to invalidate every cached executed notebook
 
 
+PIN = re.compile(r'"([A-Za-z0-9_.\[\],-]+\s*==[^"]*)"')  # a pinned requirement in pyproject.toml: "torch==2.13.0"
+
+
 def cache_key(path: Path) -> str:
-    """Hash of the notebook, attnlib's sources and this builder's cache version."""
+    """Hash of the notebook, every file of attnlib, pyproject.toml's pins and this builder's cache version.
+
+    Every file of attnlib, not only its .py: the Chinese strings (locale/zh/*.json) and the panel's view
+    (widgets/*.js, *.css) change the executed outputs too; the pins, because another torch or plotly may.
+    """
     h = hashlib.sha256(CACHE_VERSION.encode())
     h.update(path.read_bytes())
-    for src in sorted((ROOT / "attnlib").rglob("*.py")):
-        h.update(str(src.relative_to(ROOT)).encode())
-        h.update(src.read_bytes())
+    for src in sorted((ROOT / "attnlib").rglob("*")):
+        if src.is_file() and "__pycache__" not in src.parts:
+            h.update(str(src.relative_to(ROOT)).encode())
+            h.update(src.read_bytes())
+    pyproject = ROOT / "pyproject.toml"
+    pins = PIN.findall(pyproject.read_text(encoding="utf-8")) if pyproject.exists() else []
+    h.update("\n".join(pins).encode())
     return h.hexdigest()
 
 
