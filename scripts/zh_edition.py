@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import types
 from pathlib import Path
 
 import nbformat
@@ -109,20 +108,6 @@ __all__ = ["CATALOGS", "CHECKS", "CHECK_FUNCTIONS", "CHINESE", "CJK", "EDITION_M
            "check_todo", "edit", "english_diff", "english_in_code", "english_notebook", "english_report",
            "english_runs", "generate", "main", "parity_problems", "program", "read_catalog", "run_checks",
            "split_markdown", "text_diff", "todo", "write_catalog", "zh_only_link", "zh_targets"]
-PATHS = ("ROOT", "ENGLISH", "CHINESE", "CATALOGS")
-
-
-class _Edition(types.ModuleType):
-    """This module, where setting a path (PATHS) sets it in zh.catalog too, which every check reads: a test can
-    point `zh_edition.ENGLISH` and the others at a made-up course as when everything lived in this file."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in PATHS:
-            setattr(catalog, name, value)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Edition
 
 
 def main(argv: list[str]) -> int:

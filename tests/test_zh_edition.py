@@ -47,6 +47,7 @@ def course(tmp_path, monkeypatch):
     for name, value in (("ENGLISH", notebooks), ("CHINESE", notebooks / "zh"), ("CATALOGS", tmp_path / "i18n"),
                         ("ROOT", tmp_path)):
         monkeypatch.setattr(zh, name, value)
+        monkeypatch.setattr(zh.catalog, name, value)  # the paths every step of the edition reads
     zh.todo("09")
     return tmp_path
 
