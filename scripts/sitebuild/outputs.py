@@ -22,27 +22,28 @@ def binder_link(binder: str, language: str = "en") -> str:
     return f'<a class="al-binder" href="{html.escape(binder)}">{html.escape(text("binder_link", language))}</a>'
 
 
-def plotly_html(fig: dict, div_id: str) -> str:
+def plotly_html(fig: dict, div_id: str, language: str = "en") -> str:
     """A div and a script that draws `fig` with the page's plotly.js (no CDN, stable id)."""
     import plotly.io as pio
 
     body = pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id, validate=False,
                        config={"displaylogo": False, "responsive": True,
                                "modeBarButtonsToRemove": ["sendChartToCloud"]})  # it would go online
-    return f'<figure class="al-figure" role="group" aria-label="{html.escape(figure_label(fig))}">{body}</figure>'
+    label = html.escape(figure_label(fig, language))
+    return f'<figure class="al-figure" role="group" aria-label="{label}">{body}</figure>'
 
 
-def figure_label(fig: dict) -> str:
-    """A figure's title as plain text (its accessible name), or "Figure"."""
+def figure_label(fig: dict, language: str = "en") -> str:
+    """A figure's title as plain text (its accessible name), or "Figure" in the page's language."""
     title = fig.get("layout", {}).get("title", {})
     title = title.get("text", "") if isinstance(title, dict) else str(title or "")
-    return re.sub(r"<[^>]+>", " ", title).strip() or "Figure"
+    return re.sub(r"<[^>]+>", " ", title).strip() or text("figure", language)
 
 
-def canvas_html(fig: dict) -> str:
+def canvas_html(fig: dict, language: str = "en") -> str:
     """An empty figure box that static_panel.js draws on canvases (a head grid, a saturation figure, a histogram)."""
-    return f'<figure class="al-figure al-canvas-figure" role="group" aria-label="{html.escape(figure_label(fig))}">' \
-           '</figure>'
+    label = html.escape(figure_label(fig, language))
+    return f'<figure class="al-figure al-canvas-figure" role="group" aria-label="{label}"></figure>'
 
 
 class StaticOutputsPreprocessor(Preprocessor):
@@ -74,7 +75,7 @@ class StaticOutputsPreprocessor(Preprocessor):
                 self._snapshot(data, f"fig-{index}-{j}")
                 cell.metadata["al_snapshot"] = True  # decks fold this cell's code: the slide shows the panel
             elif PLOTLY_MIME in data:
-                data["text/html"] = plotly_html(data.pop(PLOTLY_MIME), f"fig-{index}-{j}")
+                data["text/html"] = plotly_html(data.pop(PLOTLY_MIME), f"fig-{index}-{j}", self.language)
                 self.counts["figures"] += 1
             elif WIDGET_MIME in data:
                 self._widget_note(data)
@@ -89,7 +90,8 @@ class StaticOutputsPreprocessor(Preprocessor):
         size = check_budget(self.where, states)
         data.pop(SNAPSHOT_MIME, None)
         data.pop(WIDGET_MIME, None)
-        drawn = "".join(plotly_html(f, f"{div_id}-{k}") if kind == "plotly" else canvas_html(f)
+        lang = self.language
+        drawn = "".join(plotly_html(f, f"{div_id}-{k}", lang) if kind == "plotly" else canvas_html(f, lang)
                         for k, (f, kind) in enumerate(zip(states["base"], states["kinds"])))
         data["text/html"] = live_panel_html(states, drawn, f"panel-{div_id}", binder_link(self.binder, self.language))
         live = [c for c in states["controls"] if c["kind"] != "fixed" and len(c["values"]) > 1]
@@ -107,7 +109,7 @@ class StaticOutputsPreprocessor(Preprocessor):
         figures = data.pop(SNAPSHOT_MIME).get("figures", [])
         data.pop(STATES_MIME, None)
         note = self._with_binder(data.get("text/html", ""))
-        drawn = "".join(plotly_html(f, f"{div_id}-{k}") for k, f in enumerate(figures))
+        drawn = "".join(plotly_html(f, f"{div_id}-{k}", self.language) for k, f in enumerate(figures))
         data["text/html"] = f'<div class="al-static-panel">{note}<div class="al-static-figures">{drawn}</div></div>'
         data.pop(WIDGET_MIME, None)
         self.counts["static_notes"] += 1

@@ -74,15 +74,14 @@ def control_html(c: dict, language: str) -> str:
 
 def caption_html(states: dict, binder_link: str, language: str) -> str:
     """Which controls are live on this page (and how many of their values), which need JupyterLab or Binder."""
-    zh = language == "zh"  # Chinese: full-width parentheses, no space between sentences
     live, fixed = [], []
     for c in states["controls"]:
         if is_live(c):
             steps = text("steps", language, n=len(c["values"])) if len(c["values"]) < c.get("total", 0) else ""
-            live.append(c["label"] + (f"（{steps}）" if zh else f" ({steps})") if steps else c["label"])
+            live.append(c["label"] + steps)
         else:
             fixed.append(c["label"])
-    sep, space = ("、", "") if zh else (", ", " ")
+    sep, space = text("name_sep", language), text("sentence_sep", language)
     parts = [text("live_here", language, names=sep.join(live))] if live else []
     if fixed:
         parts.append(text("needs_lab", language, names=sep.join(fixed)))
