@@ -80,7 +80,7 @@ def train_tiny_model(
                 loss.backward()
                 opt.step()
                 losses.append(loss.item())
-                on_step(len(losses) - 1)  # [] if not logging
+                on_step(len(losses) - 1)  # the index of the step just taken (does nothing unless logging)
     finally:
         model.eval()
     return losses
