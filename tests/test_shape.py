@@ -28,7 +28,7 @@ FUNCTION_LINES = 60
 
 # Which attnlib modules each part may import (the key's own package always may). Imports point one way:
 # the math at the bottom, figures beside it without torch, panels on top of both, checkers and benchmarks last.
-MATH = {"_validate", "core", "masks", "data", "efficient", "measure"}
+MATH = {"_validate", "core", "masks", "data", "efficient", "measure", "positions"}
 ALLOWED = {
     "_validate": set(),
     "rounding": set(),
@@ -36,13 +36,15 @@ ALLOWED = {
     "masks": {"_validate"},
     "data": {"_validate", "i18n"},
     "measure": {"_validate"},
+    "positions": {"_validate"},  # sinusoidal and rotary positions (notebook 08, issue 24)
     "efficient": {"_validate", "core"},  # core's MASK_FILL: one fill value for every attention
     "modules": {"_validate", "core", "masks"},
     "tiny": {"_validate", "core", "masks", "modules", "measure"},
     "viz": {"_validate", "rounding", "i18n"},
     "widgets": {"_validate", "rounding", "viz", "core", "masks", "data", "modules", "measure", "i18n"},
     # checks: measure's peak memory caps a learner's O(N) answer (07 exercise 3, issue 21 §4)
-    "checks": {"_validate", "rounding", "core", "masks", "data", "efficient", "modules", "tiny", "i18n", "measure"},
+    "checks": {"_validate", "rounding", "core", "masks", "data", "efficient", "modules", "tiny", "i18n", "measure",
+               "positions"},
     "i18n": set(),  # the message layer: what a learner reads, in their language; it imports nothing of attnlib
 }
 ANYTHING = {"__init__", "bench"}  # the package's lazy loader and the benchmarks may import any part
