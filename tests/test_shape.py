@@ -40,6 +40,7 @@ ALLOWED = {
     "efficient": {"_validate", "core"},  # core's MASK_FILL: one fill value for every attention
     "modules": {"_validate", "core", "masks"},
     "tiny": {"_validate", "core", "masks", "modules", "measure"},
+    "induction": {"_validate", "masks", "modules", "tiny"},  # notebook 08's induction heads, trained like 05's model
     "viz": {"_validate", "rounding", "i18n"},
     "widgets": {"_validate", "rounding", "viz", "core", "masks", "data", "modules", "measure", "i18n"},
     # checks: measure's peak memory caps a learner's O(N) answer (07 exercise 3, issue 21 §4)
@@ -144,7 +145,7 @@ def test_imports_point_one_way():
 def test_math_and_models_import_only_torch_numpy_and_the_standard_library():
     wrong = []
     for path in _modules():
-        if _part(path) in MATH | {"rounding", "modules", "tiny"}:
+        if _part(path) in MATH | {"rounding", "modules", "tiny", "induction"}:
             for module, _ in _imports(path):
                 top = module.split(".")[0]
                 if top not in THIRD_PARTY_OK | {"attnlib", "__future__"} and top not in sys.stdlib_module_names:
