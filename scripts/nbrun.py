@@ -7,6 +7,7 @@ does not execute notebooks itself: nbval does.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -16,6 +17,23 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 COURSE_GLOB = "notebooks/[0-9][0-9]_*.ipynb"  # the course, in order
 EVERY_GLOB = ("notebooks/*.ipynb", "notebooks/zh/*.ipynb")  # every notebook nbval checks, editions included
+PIN = re.compile(r'"([A-Za-z0-9_.\[\],-]+\s*==[^"]*)"')  # a pinned requirement in pyproject.toml: "torch==2.13.0"
+
+
+def hash_course_inputs(h, root: Path = ROOT) -> None:
+    """Feed `h` (a hashlib object) every file of attnlib and pyproject.toml's pins, under checkout `root`.
+
+    Every file of attnlib, not only its .py: the Chinese strings (locale/zh/*.json) and the panel's view
+    (widgets/*.js, *.css) change the executed outputs too; the pins, because another torch or plotly may.
+    The executed-notebook caches (sitebuild/execute.py, nbcache.py) both key on this.
+    """
+    for src in sorted((root / "attnlib").rglob("*")):
+        if src.is_file() and "__pycache__" not in src.parts:
+            h.update(str(src.relative_to(root)).encode())
+            h.update(src.read_bytes())
+    pyproject = root / "pyproject.toml"
+    pins = PIN.findall(pyproject.read_text(encoding="utf-8")) if pyproject.exists() else []
+    h.update("\n".join(pins).encode())
 
 
 def course_notebooks() -> list[Path]:

@@ -2,38 +2,26 @@
 from __future__ import annotations
 
 import hashlib
-import re
+import os
 import time
 from pathlib import Path
 from typing import Optional
 
 import nbformat
 from nbclient.exceptions import CellExecutionError
-from nbrun import ROOT, run_notebook
+from nbrun import ROOT, hash_course_inputs, run_notebook
 
 from attnlib.widgets.static import STATIC_ENV
 
 CACHE_VERSION = "1"  # bump to invalidate every cached executed notebook
 
 
-PIN = re.compile(r'"([A-Za-z0-9_.\[\],-]+\s*==[^"]*)"')  # a pinned requirement in pyproject.toml: "torch==2.13.0"
-
-
 def cache_key(path: Path) -> str:
-    """Hash of the notebook, every file of attnlib, pyproject.toml's pins and this builder's cache version.
-
-    Every file of attnlib, not only its .py: the Chinese strings (locale/zh/*.json) and the panel's view
-    (widgets/*.js, *.css) change the executed outputs too; the pins, because another torch or plotly may.
-    """
+    """Hash of the notebook, every file of attnlib, pyproject.toml's pins (nbrun.hash_course_inputs) and this
+    builder's cache version."""
     h = hashlib.sha256(CACHE_VERSION.encode())
     h.update(path.read_bytes())
-    for src in sorted((ROOT / "attnlib").rglob("*")):
-        if src.is_file() and "__pycache__" not in src.parts:
-            h.update(str(src.relative_to(ROOT)).encode())
-            h.update(src.read_bytes())
-    pyproject = ROOT / "pyproject.toml"
-    pins = PIN.findall(pyproject.read_text(encoding="utf-8")) if pyproject.exists() else []
-    h.update("\n".join(pins).encode())
+    hash_course_inputs(h, ROOT)
     return h.hexdigest()
 
 
@@ -50,7 +38,10 @@ def execute_static(path: Path, cache_dir: Optional[Path] = None, timeout: int = 
     key = cache_key(path)
     cached = cache_dir / path.name if cache_dir else None
     if cached and cached.exists():
-        nb = nbformat.read(cached, as_version=4)
+        try:
+            nb = nbformat.read(cached, as_version=4)
+        except (OSError, ValueError):  # unreadable: execute again
+            nb = nbformat.v4.new_notebook()
         if nb.metadata.get("al_static_key") == key:
             print(f"  {path.name}: executed copy is up to date ({cached})")
             return nb
@@ -63,5 +54,7 @@ def execute_static(path: Path, cache_dir: Optional[Path] = None, timeout: int = 
     print(f"  {path.name}: executed with {STATIC_ENV}=1 in {time.perf_counter() - start:.1f} s")
     if cached:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, cached)
+        tmp = cached.with_name(f".{cached.name}.{os.getpid()}")  # written whole, then renamed: two builds at once
+        nbformat.write(nb, tmp)                                  # (make test runs two workers) never read half
+        tmp.replace(cached)
     return nb
