@@ -4,6 +4,8 @@ Traces are read by name (viz.trace), as notebooks read them.
 """
 import json
 import math
+import shutil
+import subprocess
 
 import ipywidgets as W
 import numpy as np
@@ -522,7 +524,7 @@ def test_panel_replaces_a_view_the_browser_stopped_answering():
 def test_view_module_is_small_and_loads_plotly_once_per_kernel():
     # anywidget rejects a module that has not loaded within 2 s: the view's own module stays small, and plotly.js
     # (5 MB) comes once per kernel through one shared PlotlySource model, imported once per page
-    assert len(widgets.PanelView._esm) < 40_000
+    assert len(widgets.PanelView._esm) < 60_000  # 60 kB with the figures' descriptions, tables and keyboard
     a, b = _two_figure_panel(lambda n: None), _two_figure_panel(lambda n: None)  # a plain plotly bar chart each
     assert a.view.plotly is b.view.plotly and len(a.view.plotly.source) > 1_000_000
     assert widgets.SaturationExplorer().view.plotly is None  # canvases only: plotly.js is not sent at all
@@ -574,3 +576,80 @@ def test_static_grid_set_later_is_checked_by_the_site_states():
     panel.static_grid = {"typo": [1]}
     with pytest.raises(ValueError, match="static_grid must name controls of the panel"):
         widgets.states.panel_states(panel)
+
+
+# ---------------------------------------------------------------- what a screen reader hears (issue 25)
+
+NODE = shutil.which("node")
+
+
+def _view_js(call: str, **data):
+    """`call` evaluated by node against panel_view.js's functions (the module without its widget export)."""
+    head = (widgets.view.HERE / "panel_view.js").read_text(encoding="utf-8").partition("\nexport default {")[0]
+    script = f"{head}\nconst data = {json.dumps(data)};\nprocess.stdout.write(JSON.stringify({call}));"
+    return json.loads(subprocess.run([NODE, "-e", script], capture_output=True, text=True, check=True).stdout)
+
+
+def _summary(panel, language):
+    """The description the view gives the panel's first figure (a head grid), and the weights it was drawn from."""
+    part = panel.view.figures[0]
+    view = {k: v for k, v in part.items() if k not in ("weights", "masked")}
+    weights = np.frombuffer(part["weights"], dtype="<f4")  # [heads * N_q * N_k]
+    masked = None if part["masked"] is None else list(part["masked"])
+    al.set_language(language)
+    try:
+        said = _view_js("gridSummary(data.f, new Float32Array(data.w), data.m, data.t)", f=view,
+                        w=weights.tolist(), m=masked, t=widgets.view.texts())
+    finally:
+        al.set_language("en")
+    return said, weights.reshape(-1, len(view["q_tokens"]), len(view["k_tokens"])), view
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node to run the view's JavaScript")
+@pytest.mark.parametrize("language, row, sep", [("en", "{q} → {a} {wa}, {b} {wb}", "; "),
+                                                ("zh", "{q} → {a} {wa}，{b} {wb}", "；")])
+def test_heatmap_description_names_each_querys_strongest_keys_with_the_weights_drawn(language, row, sep):
+    tokens = ["it", "animal", "road"] if language == "en" else ["它", "动物", "马路"]
+    scores = torch.tensor([[3.0, 5.0, 1.0], [0.0, 4.0, 2.0], [1.0, 0.0, 0.5]])  # [3, 3]: not the diagonal
+    fig = viz.heatmap_figure(torch.softmax(scores, -1), tokens, tokens, title="T")
+    panel = widgets.LivePanel({"n": W.IntSlider(1)}, [fig], lambda f, n: viz.update_head_grid(
+        f[0], torch.softmax(scores * n, -1), tokens, tokens))
+    said, w, _ = _summary(panel, language)
+    expected = []  # measurement: the two largest weights of each row, read from the buffer the view draws
+    for i, q in enumerate(tokens):
+        a, b = np.argsort(-w[0, i], kind="stable")[:2]
+        expected.append(row.format(q=q, a=tokens[a], wa=f"{w[0, i, a]:.2f}", b=tokens[b], wb=f"{w[0, i, b]:.2f}"))
+    assert sep.join(expected) in said, said
+    assert expected[0].startswith(f"{tokens[0]} → {tokens[1]} 0.87")  # softmax([3, 5, 1])[1] = 0.867
+    panel.controls["n"].value = 0  # uniform rows: the numbers follow the data
+    assert f"{tokens[0]} → {tokens[0]} 0.33" in _summary(panel, language)[0]
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node to run the view's JavaScript")
+def test_heatmap_description_skips_masked_keys_and_names_each_head():
+    ex = widgets.AttentionExplorer(seq_len=4, heads=2, mask="causal")
+    said, w, view = _summary(ex, "en")
+    assert said.count(". ") == 1 and said.startswith(view["labels"][0]) and view["labels"][1] in said
+    first = f"{view['q_tokens'][0]} → {view['k_tokens'][0]} 1.00;"  # causal: the first query sees only itself
+    assert first in said, said
+    tables = _view_js("gridTables.length")  # the table builder exists (its DOM is checked in the browser test)
+    assert tables == 4
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node to run the view's JavaScript")
+@pytest.mark.parametrize("language, words", [("en", ("entropy {e} nats", "largest weight {m}")),
+                                             ("zh", ("熵 {e} 奈特", "最大权重 {m}"))])
+def test_saturation_description_gives_the_rows_entropy_and_largest_weight(language, words):
+    sx = widgets.SaturationExplorer(d_k=16, n_keys=6)
+    chart = _chart(sx, 0)
+    y = np.asarray(chart["data"][0]["y"], dtype=np.float64)  # the bars drawn: one row of weights
+    entropy = float(al.softmax_entropy(torch.tensor(y)))  # measurement: the library's entropy of that row
+    al.set_language(language)
+    try:
+        said = _view_js("chartSummary(data.c, data.t)", c=_chart(sx, 0), t=widgets.view.texts())
+    finally:
+        al.set_language("en")
+    for word in words:
+        assert word.format(e=f"{entropy:.2f}", m=f"{y.max():.2f}") in said, said
+    marker = _marker_y(sx.figures[0], "x2")  # the panel's mean entropy, drawn as the marker at d_k = 16
+    assert "d_k = 16" in said and f"{marker:.2f}" in said, said

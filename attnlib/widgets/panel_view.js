@@ -93,7 +93,47 @@ class Grid {  // one head-grid figure: title, labels and colour bar on `base`, t
   constructor(root, texts) {
     [this.base, this.cells] = frame(this, root, texts, ["al-grid-base", "al-grid-cells al-heatmap"], texts.png_title);
     this.key = null;
+    this.at = null;  // the keyboard's focus cell [head, query, key], or null
+    this.focusBox = node("div", "al-focus", this.box);
+    this.cells.tabIndex = 0;
+    this.cells.dataset.lmSuppressShortcuts = "true";  // JupyterLab's command-mode keys (arrows, Escape) stay out
+    this.cells.onkeydown = (e) => this.keydown(e);
+    this.cells.onblur = () => { this.focusBox.style.display = "none"; };
+    this.cells.onfocus = () => { if (this.at) this.focusBox.style.display = "block"; };
   }
+
+  keydown(e) {  // arrows move the focus cell (past a row's end: the next head), Home/End, Escape leaves the heatmap
+    const f = this.fig, heads = f.domains.length, nq = f.q_tokens.length, nk = f.k_tokens.length;
+    if (e.key === "Escape") { this.at = null; this.focusBox.style.display = "none"; this.toggle.focus(); e.preventDefault(); e.stopPropagation(); return; }
+    const move = { ArrowUp: [0, -1, 0], ArrowDown: [0, 1, 0], ArrowLeft: [0, 0, -1], ArrowRight: [0, 0, 1], Home: [0, 0, -nk], End: [0, 0, nk] }[e.key];
+    if (!move) return;
+    e.preventDefault();
+    e.stopPropagation();
+    let [h, i, j] = this.at || [0, 0, -move[2]];
+    i = Math.min(nq - 1, Math.max(0, i + move[1]));
+    j += move[2];
+    if (j >= nk && e.key === "ArrowRight" && h < heads - 1) [h, j] = [h + 1, 0];
+    if (j < 0 && e.key === "ArrowLeft" && h > 0) [h, j] = [h - 1, nk - 1];
+    this.mark(h, i, Math.min(nk - 1, Math.max(0, j)));
+    this.live.textContent = this.cellText(h, ...this.at.slice(1));
+  }
+
+  mark(h, i, j) {  // the visible focus cell at head h, query i, key j
+    const f = this.fig, b = this.rect(h), w = b.w / f.k_tokens.length, hh = b.h / f.q_tokens.length;
+    this.at = [h, i, j];
+    Object.assign(this.focusBox.style, { display: document.activeElement === this.cells ? "block" : "none",
+      left: `${b.x + j * w}px`, top: `${b.y + i * hh}px`, width: `${w}px`, height: `${hh}px` });
+  }
+
+  cellText(h, i, j) {  // "query it → key animal: weight 0.92" (, masked) (, the head's label)
+    const f = this.fig, k = h * f.q_tokens.length * f.k_tokens.length + i * f.k_tokens.length + j, t = this.texts;
+    return fillText(t.cell, { query: f.q_tokens[i], key: f.k_tokens[j], weight: this.w[k].toFixed(2) })
+      + (this.m && this.m[k] ? `${t.list_sep}${t.masked}` : "") + (f.labels.length ? `${t.list_sep}${plain(f.labels[h])}` : "");
+  }
+
+  summary() { return gridSummary(this.fig, this.w, this.m, this.texts); }
+
+  tables() { return gridTables(this.fig, this.w, this.m, this.texts); }
 
   update(fig) {
     const { weights, masked, markers, ...layout } = fig, key = JSON.stringify(layout);
@@ -125,8 +165,7 @@ class Grid {  // one head-grid figure: title, labels and colour bar on `base`, t
     ctx.fillStyle = "#ffffff";
     ctx.fillRect(0, 0, f.width, f.height);
     text(ctx, f.title, 0.02 * f.width, t / 2, { size: 15 });
-    const plain = runs(f.title).map((line) => line.map((r) => r.text).join("")).join(" ");
-    this.cells.setAttribute("aria-label", `${plain}. ${this.texts.image}`);
+    if (this.at) this.mark(...this.at);
     let xExtent = 0, yExtent = 0;
     for (let h = 0; h < heads; h++) {
       const box = this.rect(h), row = Math.floor(h / f.cols), col = h % f.cols;
@@ -192,8 +231,24 @@ class Grid {  // one head-grid figure: title, labels and colour bar on `base`, t
       if (this.m && f.crosses) this.crosses(ctx, h, box, nq, nk);
     }
     for (const m of this.fig.markers) this.marker(ctx, m, nq, nk);
-    this.cells.alWeights = this.w;  // for the browser tests and benchmark: the data drawn now
+    if (FORCED && FORCED.matches) this.boundaries(ctx, nq, nk);
+    settle(this);
+    this.cells.alWeights = this.w;  // for the browser tests and benchmark: the data drawn now (and its layout)
+    this.cells.alView = f;
+    this.cells.alMasked = this.m;
     this.cells.dataset.revision = String(Number(this.cells.dataset.revision || 0) + 1);
+  }
+
+  boundaries(ctx, nq, nk) {  // forced colours (Windows high contrast): a line between every two cells
+    ctx.strokeStyle = "#000000";
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (let h = 0; h < this.fig.domains.length; h++) {
+      const b = this.rect(h);
+      for (let i = 0; i <= nq; i++) { ctx.moveTo(b.x, b.y + i * b.h / nq); ctx.lineTo(b.x + b.w, b.y + i * b.h / nq); }
+      for (let j = 0; j <= nk; j++) { ctx.moveTo(b.x + j * b.w / nk, b.y); ctx.lineTo(b.x + j * b.w / nk, b.y + b.h); }
+    }
+    ctx.stroke();
   }
 
   crosses(ctx, h, box, nq, nk) {
@@ -240,20 +295,185 @@ class Grid {  // one head-grid figure: title, labels and colour bar on `base`, t
 }
 
 // A figure's box: stacked canvases of these classes (the last one takes the pointer: figure.hover), a hover tip
-// and a PNG button that saves the canvases as one image. Sets figure.texts, .box, .tip; returns the canvases.
+// and a PNG button that saves the canvases as one image, in a wrapper with the figure's accessible parts
+// (`accessible`). Sets figure.texts, .box, .tip; returns the canvases.
 function frame(figure, root, texts, classes, pngTitle) {
   figure.texts = texts;
-  figure.box = node("div", "al-grid", root);
+  figure.wrap = node("div", "al-fig", root);
+  figure.box = node("div", "al-grid", figure.wrap);
   const canvases = classes.map((c) => node("canvas", c, figure.box)), top = canvases[canvases.length - 1];
   top.setAttribute("role", "img");
   figure.tip = node("div", "al-tip", figure.box);
   const png = node("button", "al-png", figure.box);
   png.textContent = texts.png;
   png.title = pngTitle;
+  png.setAttribute("aria-label", pngTitle);
   png.onclick = () => savePng(canvases, figure.fig.title);
   top.onmousemove = (e) => figure.hover(e);
   top.onmouseleave = () => { figure.tip.style.display = "none"; };
+  accessible(figure, top);
   return canvases;
+}
+
+// What a screen reader and a keyboard get of a figure (issue 25): `target`'s name is the title and its
+// description the numbers drawn (figure.summary()); a "Show as table" button opens figure.tables(); a polite live
+// region announces the new summary once a control has settled (SETTLE_MS after the last redraw) and, for a
+// heatmap, the focus cell.
+const SETTLE_MS = 500, FORCED = globalThis.matchMedia ? globalThis.matchMedia("(forced-colors: active)") : null;
+let ids = 0;  // page-wide: ids for aria-describedby and aria-controls
+function accessible(figure, target) {
+  const t = figure.texts, id = `al-fig-${++ids}`;
+  figure.target = target;
+  figure.desc = node("p", null, figure.wrap);
+  figure.desc.id = `${id}-desc`;
+  figure.desc.hidden = true;  // read through aria-describedby only
+  target.setAttribute("aria-describedby", figure.desc.id);
+  const toggle = (figure.toggle = node("button", "al-table-toggle", figure.wrap));
+  toggle.type = "button";
+  toggle.textContent = t.table_show;
+  toggle.setAttribute("aria-expanded", "false");
+  figure.table = node("div", "al-table", figure.wrap);
+  figure.table.id = `${id}-table`;
+  figure.table.hidden = true;
+  toggle.setAttribute("aria-controls", figure.table.id);
+  toggle.onclick = () => {
+    const open = figure.table.hidden;
+    figure.table.hidden = !open;
+    toggle.textContent = open ? t.table_hide : t.table_show;
+    toggle.setAttribute("aria-expanded", String(open));
+    figure.table.replaceChildren(...(open ? figure.tables() : []));
+  };
+  figure.live = node("div", "al-sr al-live", figure.wrap);
+  figure.live.setAttribute("aria-live", "polite");
+}
+
+function settle(figure) {  // after a redraw: the name at once; the summary (and an open table) once it settles
+  const t = figure.texts, first = !figure.desc.textContent;
+  figure.target.setAttribute("aria-label", plain(figure.fig.title) || t.figure);
+  clearTimeout(figure.settling);
+  const done = () => {
+    const summary = figure.summary(), hint = figure instanceof Grid ? `${t.sentence_sep}${t.image}${t.sentence_sep}${t.keys}` : "";
+    figure.desc.textContent = summary + hint;
+    if (!first && figure.live.textContent !== summary) figure.live.textContent = summary;
+    if (!figure.table.hidden) figure.table.replaceChildren(...figure.tables());
+    figure.target.dataset.described = String(Number(figure.target.dataset.described || 0) + 1);  // for the tests
+  };
+  if (first) done(); else figure.settling = setTimeout(done, SETTLE_MS);
+}
+
+const titleOf = (layout) => (typeof layout.title === "string" ? layout.title : layout.title?.text ?? "");
+const plain = (html) => runs(html).map((line) => line.map((r) => r.text).join("")).join(" ").trim();  // markup as text
+const fillText = (template, values) => template.replace(/\{(\w+)\}/g, (_, k) => String(values[k] ?? ""));
+
+function strongest(values, n, skip) {  // indices of the n largest of values (not skipped), largest first
+  return [...values.keys()].filter((j) => !skip(j)).sort((a, b) => values[b] - values[a] || a - b).slice(0, n);
+}
+
+function gridSummary(f, w, m, t) {  // each query's two strongest keys with their weights, per head
+  const nq = f.q_tokens.length, nk = f.k_tokens.length, out = [];
+  for (let h = 0; h < f.domains.length; h++) {
+    const rows = f.q_tokens.map((q, i) => {
+      const at = h * nq * nk + i * nk, row = w.subarray(at, at + nk);
+      const keys = strongest(row, 2, (j) => m && m[at + j]).map((j) => `${f.k_tokens[j]} ${row[j].toFixed(2)}`);
+      return fillText(t.desc_row, { query: q, keys: keys.join(t.list_sep) });
+    }).join(t.row_sep);
+    out.push(f.labels.length ? fillText(t.desc_head, { head: plain(f.labels[h]), rows }) : fillText(t.desc_grid, { rows }));
+  }
+  return out.join(t.sentence_sep);
+}
+
+function table(caption, corner, columns, rows) {  // <table>: caption, column headers, rows [header, ...cells]
+  const el = node("table"), head = node("tr", null, node("thead", null, el)), body = node("tbody", null, el);
+  node("caption", null, el).textContent = caption;
+  for (const c of [corner, ...columns]) Object.assign(node("th", null, head), { scope: "col", textContent: c });
+  for (const [name, ...cells] of rows) {
+    const tr = node("tr", null, body);
+    Object.assign(node("th", null, tr), { scope: "row", textContent: name });
+    for (const c of cells) node("td", null, tr).textContent = c;
+  }
+  return el;
+}
+
+function gridTables(f, w, m, t) {  // one table per head: rows the queries, columns the keys, cells the weights
+  const nq = f.q_tokens.length, nk = f.k_tokens.length;
+  return f.domains.map((_, h) => table(f.labels.length ? `${plain(f.title)}${t.list_sep}${plain(f.labels[h])}` : plain(f.title),
+    t.corner, f.k_tokens, f.q_tokens.map((q, i) => [q, ...f.k_tokens.map((_, j) => {
+      const k = h * nq * nk + i * nk + j;
+      return m && m[k] ? t.masked : w[k].toFixed(4);
+    })])));
+}
+
+const number = (v, d = 2) => (typeof v === "number" ? v.toFixed(d) : String(v ?? ""));
+const arr = (v) => (v === null || v === undefined ? [] : Array.isArray(v) ? v : typeof v === "object" ? Object.values(v) : [v]);
+const axisTitle = (layout, ref) => plain(layout[ref.replace(/^(.)(\d*)$/, "$1axis$2")]?.title?.text ?? layout[ref.replace(/^(.)(\d*)$/, "$1axis$2")]?.title ?? "");
+
+function labelOf(tr, layout, i) {  // point i's name: its customdata or text when a string, its tick text, else its x
+  const x = arr(tr.x)[i], own = [arr(tr.customdata)[i], arr(tr.text)[i]].find((v) => typeof v === "string" && v);
+  if (own) return plain(own);
+  const axis = layout[(tr.xaxis || "x").replace(/^x(\d*)$/, "xaxis$1")] || {}, at = arr(axis.tickvals).indexOf(x);
+  return at >= 0 && arr(axis.ticktext)[at] !== undefined ? plain(arr(axis.ticktext)[at]) : number(x, 4).replace(/\.?0+$/, "");
+}
+
+function chartSummary(fig, t) {  // a saturation chart: the row's entropy and largest weight; any chart: each trace's largest value
+  const data = fig.data || [], layout = fig.layout || {}, out = [];
+  if (layout.meta?.kind === "saturation" && data.length) {
+    const bar = data[0], y = arr(bar.y).map(Number), best = strongest(y, 1, () => false)[0];
+    const entropy = -y.reduce((s, p) => s + (p > 0 ? p * Math.log(p) : 0), 0);
+    out.push(fillText(t.desc_saturation, { row: plain(layout.annotations?.[0]?.text ?? ""), entropy: entropy.toFixed(2),
+      weight: number(y[best]), key: labelOf(bar, layout, best) }));
+    const marks = data.filter((tr) => tr.mode === "markers" && arr(tr.x)[0] !== null && arr(tr.x)[0] !== undefined);
+    if (marks.length) out.push(fillText(t.desc_current, { name: plain(marks[0].name || ""), d_k: arr(marks[0].x)[0],
+      values: marks.map((tr) => `${axisTitle(layout, tr.yaxis || "y")} ${number(arr(tr.y)[0])}`).join(t.list_sep) }));
+    return out.join(t.sentence_sep);
+  }
+  for (const tr of data) {
+    if (tr.type === "heatmap") { out.push(heatmapSummary(tr, t)); continue; }
+    const y = arr(tr.y).map((v) => (v === null ? NaN : Number(v))), best = strongest(y, 1, (j) => Number.isNaN(y[j]))[0];
+    if (best === undefined || tr.visible === false) continue;
+    out.push(fillText(t.desc_trace, { name: plain(tr.name || axisTitle(layout, tr.yaxis || "y")), y: number(y[best]),
+      x: labelOf(tr, layout, best) }));
+  }
+  return out.join(t.sentence_sep);
+}
+
+function heatmapSummary(tr, t) {  // a plotly heatmap trace: each row's largest cell
+  const z = arr(tr.z).map(arr), xs = arr(tr.x), ys = arr(tr.y);
+  const rows = z.map((row, i) => {
+    const v = row.map((c) => (c === null ? NaN : Number(c))), j = strongest(v, 1, (k) => Number.isNaN(v[k]))[0];
+    return j === undefined ? "" : fillText(t.desc_row, { query: ys[i] ?? i, keys: `${xs[j] ?? j} ${number(v[j])}` });
+  }).filter(Boolean);
+  return fillText(t.desc_head, { head: plain(tr.name || ""), rows: rows.join(t.row_sep) });
+}
+
+function chartTables(fig, t) {  // per subplot: rows its x values (named as drawn), columns its traces; a heatmap as its grid
+  const data = fig.data || [], layout = fig.layout || {}, groups = new Map();
+  const tables = [];
+  for (const tr of data) {
+    if (tr.visible === false) continue;
+    if (tr.type === "heatmap") {
+      const xs = arr(tr.x), z = arr(tr.z).map(arr);
+      tables.push(table(plain(tr.name || plain(titleOf(layout))), t.corner, z[0] ? z[0].map((_, j) => String(xs[j] ?? j)) : [],
+        z.map((row, i) => [String(arr(tr.y)[i] ?? i), ...row.map((c) => number(c, 4))])));
+      continue;
+    }
+    const ref = `${tr.xaxis || "x"} ${tr.yaxis || "y"}`;
+    if (!groups.has(ref)) groups.set(ref, []);
+    groups.get(ref).push(tr);
+  }
+  for (const [ref, traces] of groups) {
+    const [xr, yr] = ref.split(" "), rows = new Map();
+    traces.forEach((tr, c) => arr(tr.x).forEach((x, i) => {
+      if (x === null || arr(tr.y)[i] === null || arr(tr.y)[i] === undefined) return;
+      const name = labelOf(tr, layout, i);
+      if (!rows.has(name)) rows.set(name, traces.map(() => ""));
+      rows.get(name)[c] = number(arr(tr.y)[i], 4);
+    }));
+    if (!rows.size) continue;
+    const yTitle = axisTitle(layout, yr), xTitle = axisTitle(layout, xr);
+    tables.push(table(fillText(t.table_caption, { y: yTitle || plain(titleOf(layout)), x: xTitle }), xTitle,
+      traces.map((tr) => plain(tr.name || yTitle)), [...rows].map(([name, cells]) => [name, ...cells])));
+  }
+  return tables;
 }
 
 function savePng(canvases, title) {  // canvases stacked into one PNG file, named after the figure's title
@@ -387,7 +607,8 @@ class Chart {  // a bar/scatter plotly figure (its JSON, as chartOf reads it): a
   update(part) {
     if (part.json === this.json) return;
     this.json = part.json;
-    const f = (this.fig = chartOf(JSON.parse(part.json))), c = this.canvas, dpr = window.devicePixelRatio || 1;
+    this.raw = JSON.parse(part.json);
+    const f = (this.fig = chartOf(this.raw)), c = this.canvas, dpr = window.devicePixelRatio || 1;
     if (c.width !== Math.round(f.width * dpr) || c.height !== Math.round(f.height * dpr)) {
       c.width = Math.round(f.width * dpr);
       c.height = Math.round(f.height * dpr);
@@ -421,8 +642,9 @@ class Chart {  // a bar/scatter plotly figure (its JSON, as chartOf reads it): a
     }
     for (const a of f.notes) text(ctx, a.text, ...at(a.x, a.y), { size: a.size, align: a.align, valign: a.valign });
     this.legend(ctx, f.legend, items, at(f.legend.x, f.legend.y));
-    c.setAttribute("aria-label", `${runs(f.title).map((l) => l.map((r) => r.text).join("")).join(" ")}. ${this.texts.chart}`);
+    settle(this);
     c.alData = f.traces.length ? f.traces[0].y : null;  // for the browser tests and benchmark: the data drawn now
+    c.alFigure = this.raw;
     c.dataset.revision = String(Number(c.dataset.revision || 0) + 1);
   }
 
@@ -524,6 +746,10 @@ class Chart {  // a bar/scatter plotly figure (its JSON, as chartOf reads it): a
     }
   }
 
+  summary() { return chartSummary(this.raw, this.texts); }
+
+  tables() { return chartTables(this.raw, this.texts); }
+
   hover(e) {  // the bar under the pointer, else the nearest point within 20 px: its hover template's text
     const f = this.fig, at = this.canvas.getBoundingClientRect(), x = e.clientX - at.left, y = e.clientY - at.top;
     let best = null, dist = 20;
@@ -552,13 +778,39 @@ function fill(template, values) {  // a template's {name} placeholders as bold t
   return span;
 }
 
-class PlotlyFigure {  // any other figure: Plotly.react redraws only what changed
-  constructor(root) { this.div = node("div", "al-plotly", root); this.json = null; }
+class Described {  // a figure that plotly.js draws in `div`: its name, description and table (the site's pages use it too)
+  constructor(wrap, div, texts) {
+    this.texts = texts;
+    this.wrap = wrap;
+    this.div = div;
+    div.setAttribute("role", "figure");
+    accessible(this, div);
+  }
+
+  describe(fig) {  // after each redraw, with the figure's {data, layout}
+    this.raw = this.div.alFigure = fig;  // (for the browser tests: the figure described)
+    this.fig = { title: titleOf(fig.layout || {}) };
+    settle(this);
+  }
+
+  summary() { return chartSummary(this.raw, this.texts); }
+
+  tables() { return chartTables(this.raw, this.texts); }
+}
+
+class PlotlyFigure extends Described {  // any other figure of a panel: Plotly.react redraws only what changed
+  constructor(root, texts) {
+    const wrap = node("div", "al-fig", root);
+    super(wrap, node("div", "al-plotly", wrap), texts);
+    this.json = null;
+  }
+
   update(json, Plotly) {
     if (json === this.json) return;
     this.json = json;
     const fig = JSON.parse(json);
     Plotly.react(this.div, fig.data, fig.layout, CONFIG);
+    this.describe(fig);
   }
 }
 
@@ -605,7 +857,7 @@ export default {
         el.replaceChildren();
         kinds = figures.map((f) => f.kind).join();
         parts = figures.map((f) => (f.kind === "grid" ? new Grid(el, model.get("texts"))
-          : f.kind === "chart" ? new Chart(el, model.get("texts")) : new PlotlyFigure(el)));
+          : f.kind === "chart" ? new Chart(el, model.get("texts")) : new PlotlyFigure(el, model.get("texts"))));
       }
       figures.forEach((f, i) => { if (f.kind !== "plotly") parts[i].update(f); });
       const anyPlotly = figures.some((f) => f.kind === "plotly");

@@ -145,7 +145,20 @@ def texts() -> dict[str, str]:
             "hover": t("query {query} → key {key}"), "weight": t("weight {weight}"), "masked": t("masked"),
             "image": t("Attention heatmap: rows are queries, columns are keys."),
             "chart": t("Chart: hover a bar or point for its values."),
-            "png_chart": t("Download this chart as a PNG image")}
+            "png_chart": t("Download this chart as a PNG image"), **access_texts()}
+
+
+def access_texts() -> dict[str, str]:
+    """The words a screen reader hears of a figure (its summary, focus cell, table), in the current language."""
+    return {"table_show": t("Show as table"), "table_hide": t("Hide table"), "figure": t("Figure"),
+            "cell": t("query {query} → key {key}: weight {weight}"), "corner": t("query \\ key"),
+            "keys": t("Arrow keys move a focus cell through the weights; Escape leaves the heatmap."),
+            "desc_grid": t("Strongest keys of each query: {rows}."), "desc_head": t("{head}: {rows}."),
+            "desc_row": t("{query} → {keys}"), "list_sep": t(", "), "row_sep": t("; "),
+            "sentence_sep": t("{sentence} ").replace("{sentence}", ""),  # between sentences: none in Chinese
+            "desc_saturation": t("{row}: entropy {entropy} nats, largest weight {weight} (key {key})."),
+            "desc_current": t("{name}, d_k = {d_k}: {values}."), "desc_trace": t("{name}: largest value {y} at {x}."),
+            "table_caption": t("{y} by {x}")}
 
 
 class PanelView(anywidget.AnyWidget):
