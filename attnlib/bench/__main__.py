@@ -1,4 +1,4 @@
-"""Command line: python -m attnlib.bench {latency,complexity,browser,site,hub} [options]."""
+"""Command line: python -m attnlib.bench {latency,complexity,browser,site,hub,a11y} [options]."""
 import argparse
 import importlib
 import sys
@@ -9,6 +9,7 @@ COMMANDS = {
     "browser": "key press on each notebook's main slider to a changed heatmap, in JupyterLab in Chromium",
     "site": "control change to redrawn figure on every page of the static site, offline, in Chromium",
     "hub": "a class of N students on a loopback JupyterHub: start, run notebook 01, move a slider (root)",
+    "a11y": "axe-core's WCAG 2.1 A/AA violations on every page and deck of the static site, offline, in Chromium",
 }
 
 
