@@ -54,14 +54,23 @@ OTHER_CPU ?= 1
 # ruff runs first: a lint error fails in seconds, before the notebooks run.
 LINT_PATHS := attnlib scripts tests notebooks
 
+# Both pytest runs use JOBS workers (pytest-xdist; JOBS=1: one process). --dist loadfile keeps each test file
+# on one worker: a notebook's cells share its kernel, a browser test module its JupyterLab or site.
+JOBS ?= 2
+XDIST := $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile)
+# scripts/nbcache.py keeps each notebook's nbval execution in build/nbcache/, keyed by everything that decides
+# its outputs (the notebook, attnlib, the installed packages, the CPU and its settings): a notebook whose key
+# matches is compared from the kept outputs, without a kernel. NBCACHE=0 executes every notebook.
+NBVAL_RUN := PYTHONPATH=scripts $(BIN)/python -m pytest $(XDIST) -p nbcache -p testcache --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+
 test: $(STAMP)
 	@echo "== ruff check $(LINT_PATHS) (configured in pyproject.toml) =="
 	@$(BIN)/ruff check $(LINT_PATHS) || { echo "ruff found the problems above: fix them (many with '$(BIN)/ruff check --fix'), then run make test again"; exit 1; }
 	status=0; \
-	$(BIN)/python -m pytest --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(PYTEST_ARGS) || status=$$?; \
+	$(NBVAL_RUN) $(PYTEST_ARGS) || status=$$?; \
 	if [ "$(OTHER_CPU)" != 0 ]; then \
 	  echo "== The notebooks again, as on another CPU (an output that changes depends on the CPU) =="; \
-	  $(BIN)/python scripts/nbval_other_cpu.py $(PYTEST_ARGS) || status=$$?; \
+	  $(BIN)/python scripts/nbval_other_cpu.py $(XDIST) $(PYTEST_ARGS) || status=$$?; \
 	fi; \
 	exit $$status
 

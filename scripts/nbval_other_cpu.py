@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu_variants import AVX2, OTHER_CPU, VARIANTS, Variant, has_avx512, kernel_env  # noqa: E402
 from nbrun import ROOT, every_notebook  # noqa: E402
 
-NBVAL = ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
+NBVAL = ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "-p", "nbcache"]  # nbcache.py: kept runs
 
 
 def explanation(variant: Variant) -> str:
@@ -57,12 +57,11 @@ class Outcomes:
             return None
         return f"notebooks as on another CPU: {self.variant.name} ({self.variant.describe()})"
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        outcome = yield
-        report = outcome.get_result()
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Every report, this process's or a pytest-xdist worker's (this plugin lives in the controller only)."""
         if report.failed and report.when == "call":
-            self.failed.append(f"{shown_path(item.path)}::{item.name}")
+            path, _, cell = report.nodeid.partition("::")
+            self.failed.append(f"{shown_path(ROOT / path)}::{cell}")
             if self.variant is not None:
                 report.sections.append((
                     f"on another CPU ({self.variant.name})",

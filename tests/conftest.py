@@ -1,5 +1,6 @@
 """Shared test fixtures: the checkers' `run`, and Debian's Chromium for the browser tests (tests/browser/, the
-notebooks in JupyterLab; tests/site_browser/, the static site), launched by pytest-playwright."""
+notebooks in JupyterLab; tests/site_browser/, the static site), launched by pytest-playwright; and how
+pytest-xdist shares the files out (`make test`: -n 2 --dist loadfile)."""
 import os
 from pathlib import Path
 
@@ -48,3 +49,24 @@ def browser_type_launch_args(browser_type_launch_args, chromium):
 def browser_context_args(browser_context_args):
     """Every page is 1280x900."""
     return {**browser_context_args, "viewport": {"width": 1280, "height": 900}}
+
+
+# Files that create the hub's system users and start hubs (tests/hub/, and tests/test_commands.py's make hub-bench):
+# one worker runs them one after the other, as a single run would.
+ONE_AFTER_THE_OTHER = ("tests/hub/", "tests/test_commands.py")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under --dist loadfile, every test file goes to one worker (a notebook's cells share its kernel, a browser
+    module its JupyterLab), and the ONE_AFTER_THE_OTHER files all to the same one."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = super()._split_scope(nodeid)
+            return "hub" if file.startswith(ONE_AFTER_THE_OTHER) else file
+
+    return Scheduling(config, log)

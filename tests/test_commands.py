@@ -54,6 +54,10 @@ RUN = {
     "make hub-list": "test_roster_commands and test_hub_commands",
     "make hub-bench": "test_hub_commands (STUDENTS=2, where the hub tests run)",
     "python -m attnlib.bench hub": "test_hub_commands (make hub-bench runs it)",
+    "make hub-assignments": "tests/hub/test_hub_homework.py (homework.make_course, what the target runs: "
+                            "hub/homework.py assignments)",
+    "make hub-grades": "tests/hub/test_hub_homework.py (homework.export_grades after a full release, submit, "
+                       "autograde loop)",
 }
 NOT_RUN = {
     "make": "the word `make` in prose (what you need installed), not a command",
@@ -98,7 +102,8 @@ def documented_commands() -> dict[str, list[str]]:
 
 def run(*command: str, timeout: int = 300, env: dict | None = None) -> str:
     """Run a command in the repository; fail on a non-zero exit or a traceback; return stdout + stderr."""
-    clean = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    clean = {k: v for k, v in os.environ.items()  # not make's or pytest's (xdist's worker) variables
+             if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL") and not k.startswith("PYTEST_")}
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
                           env={**clean, **(env or {})})
     out = done.stdout + done.stderr
@@ -196,7 +201,8 @@ def test_make_zh_check():
 
 
 def test_make_test_on_one_test_file():
-    out = run("make", "test", "PYTEST_ARGS=tests/test_masks.py", timeout=300)
+    # one process, nothing kept from earlier runs: the file really runs (the full make test runs two workers)
+    out = run("make", "test", "PYTEST_ARGS=tests/test_masks.py", "JOBS=1", timeout=300, env={"TESTCACHE": "0"})
     assert "passed" in out
 
 
