@@ -23,6 +23,10 @@ NOT_ON_BINDER = {
     "sphinx-revealjs": "ships reveal.js for `make slides`, which builds locally or in CI, not on Binder",
     "jupyterhub": "runs `make hub` on a teacher's server; repo2docker images already bring jupyterhub-singleuser",
     "jupyterhub-idle-culler": "a service of the `make hub` hub, not of a single-user environment",
+    "nbgrader": "hands out and grades homework on the `make hub` hub; a Binder session has no course to grade",
+    "pytest-xdist": "runs `make test` on two workers; CI and developers only",
+    "axe-playwright-python": "brings axe-core for the accessibility tests, which run in CI, not on Binder",
+    "accessible-pygments": "colours the code of the static site built by `make site`, locally or in CI",
 }
 CONDA_ONLY = {"python", "pip"}
 
