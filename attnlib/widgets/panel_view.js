@@ -320,9 +320,8 @@ function frame(figure, root, texts, classes, pngTitle) {
 // region announces the new summary once a control has settled (SETTLE_MS after the last redraw) and, for a
 // heatmap, the focus cell.
 const SETTLE_MS = 500, FORCED = globalThis.matchMedia ? globalThis.matchMedia("(forced-colors: active)") : null;
-let ids = 0;  // page-wide: ids for aria-describedby and aria-controls
 function accessible(figure, target) {
-  const t = figure.texts, id = `al-fig-${++ids}`;
+  const t = figure.texts, id = `al-fig-${(lib.ids = (lib.ids || 0) + 1)}`;  // lib: page-wide, so ids are unique
   figure.target = target;
   figure.desc = node("p", null, figure.wrap);
   figure.desc.id = `${id}-desc`;
