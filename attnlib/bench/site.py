@@ -5,11 +5,11 @@
 Builds the site's pages (scripts/build_site.py in a subprocess; both editions when notebooks/zh/ exists; executed
 notebooks cached in build/executed) into build/site-bench/site unless --site names a built one (--no-build: never
 build; the site is --site, by default build/site, the output of `make site`), opens every page from file:// with
-every request that is not file:// aborted, and moves each live control of the main panel `repeats` times. One move
+every request that is not file:// aborted, and moves each live control of every panel `repeats` times. One move
 is timed in the page from the control's input/change event to the figures redrawn (canvases at once, plotly figures
 at Plotly.react's promise) and the next two animation frames (painted), after MathJax has typeset the page. Prints a
 line per page and, last, one line of JSON: per page the median and max ms, the moves, the page's size and its
-embedded-state bytes, the load average.
+embedded-state bytes (all its panels), its panels and how many of them move, the load average.
 Target: median <= 100 ms per page.
 A benchmark, not a test: the machine is shared, so read the numbers with the load average printed beside them.
 """
@@ -94,12 +94,13 @@ def other_index(count: int, index: int, step: int) -> int:
 
 
 def bench_page(context: Any, page_file: Path, repeats: int) -> dict:
-    """Move every live control of the page's main panel `repeats` times; the times and the page's facts."""
+    """Move every live control of every panel of the page `repeats` times; the times and the page's facts."""
     tab, blocked, errors = open_offline(context, page_file)
     times: list[float] = []
     try:
         tab.evaluate(MATHJAX_DONE_JS)  # time the redraws, not the page's typesetting that still runs after load
-        for panel in tab.evaluate(PANELS_JS):
+        panels = tab.evaluate(PANELS_JS)
+        for panel in panels:
             for k, c in enumerate(panel["controls"]):
                 if not c["live"]:
                     continue
@@ -116,7 +117,8 @@ def bench_page(context: Any, page_file: Path, repeats: int) -> dict:
                                           else page_file.parent).as_posix(),
             "moves": len(times), "median_ms": round(statistics.median(times), 1) if times else None,
             "max_ms": round(max(times), 1) if times else None, "page_kb": round(page_file.stat().st_size / 1e3),
-            "state_kb": round(state / 1e3), "blocked": blocked, "errors": errors}
+            "state_kb": round(state / 1e3), "panels": len(panels),
+            "moving": sum(any(c["live"] for c in p["controls"]) for p in panels), "blocked": blocked, "errors": errors}
 
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
@@ -150,7 +152,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             row = bench_page(context, page_file, args.repeats)
             rows.append(row)
             print(f"{row['page']:<40} {row['moves']:>3} moves  median {row['median_ms']} ms  max {row['max_ms']} ms"
-                  f"  page {row['page_kb']} kB, state {row['state_kb']} kB"
+                  f"  page {row['page_kb']} kB, state {row['state_kb']} kB, {row['moving']}/{row['panels']} panels move"
                   + (f"  blocked {row['blocked']}" if row["blocked"] else "")
                   + (f"  errors {row['errors']}" if row["errors"] else ""))
         browser.close()

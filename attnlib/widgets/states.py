@@ -1,17 +1,21 @@
 """The static site's states of a live panel: a grid of control values and the panel's figures at each one.
 
-`panel_states(panel)` runs the panel's own `figures_at` over the grid (`panel.static_grid`, or one derived from
-its controls and thinned to MAX_STATES and STATE_BUDGET) and stores each state's figures as compact JSON, pieces
-shared between states kept once. attnlib.widgets.static puts the result in the panel's display bundle.
+`panel_states(panel)` runs the panel's own update over the grid (`panel.static_grid`, or one derived from its
+controls and thinned to MAX_STATES and STATE_BUDGET) and stores each state's figures as compact JSON, pieces
+shared between states kept once. attnlib.widgets.static puts the result in the panel's display bundle. A panel
+provides `controls`, `figures` and `figures_at(**values)`; with `draw_into(figures, **values)` (LivePanel) its
+update runs on copies made here without plotly's validation of every property (the slow part of a copy).
 """
 from __future__ import annotations
 
 import base64
 import itertools
 import json
+import math
 from typing import Any, Optional
 
 import numpy as np
+import plotly.graph_objects as go
 
 from .._validate import grid_values
 from ..i18n import get_language
@@ -40,7 +44,8 @@ def label(name: str, control: Any) -> str:
 
 
 def _plain(obj: Any) -> Any:
-    """plotly JSON with every typed array ({"dtype", "bdata", "shape"}) written out as (nested) lists."""
+    """A figure's dict as strict JSON: arrays (numpy, or plotly's typed {"dtype", "bdata", "shape"}) as (nested)
+    lists, numpy scalars as numbers, NaN and infinities as null (as plotly's JSON encoder writes them)."""
     if isinstance(obj, dict):
         if "bdata" in obj and "dtype" in obj:
             arr = np.frombuffer(base64.b64decode(obj["bdata"]), dtype=np.dtype(obj["dtype"]))
@@ -48,16 +53,26 @@ def _plain(obj: Any) -> Any:
             if shape:
                 dims = [int(s) for s in str(shape).split(",")] if isinstance(shape, str) else list(shape)
                 arr = arr.reshape(dims)
-            return arr.tolist()
+            return _plain(arr.tolist())
         return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, list):
+    if isinstance(obj, (list, tuple)):
         return [_plain(v) for v in obj]
+    if isinstance(obj, (np.ndarray, np.generic)):
+        return _plain(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
     return obj
 
 
 def figure_json(fig: Any) -> dict:
-    """A plotly figure as plain JSON (lists, no typed arrays): {"data": [...], "layout": {...}}."""
-    return _plain(json.loads(fig.to_json(validate=False)))
+    """A plotly figure as plain JSON (lists, no typed arrays): {"data": [...], "layout": {...}}, from its objects'
+    own dicts (plotly's to_dict and to_json encode every array as base64, only for _plain to decode it again)."""
+    return _plain(figure_dict(fig))
+
+
+def figure_dict(fig: Any) -> dict:
+    """A figure's properties as set ({"data", "layout"}; arrays as they are), copied."""
+    return {"data": [t.to_plotly_json() for t in fig.data], "layout": fig.layout.to_plotly_json()}
 
 
 def figure_state(fig: Any) -> dict:
@@ -236,12 +251,28 @@ class StateTable:
             raise OverBudget(key)
 
 
+def copies(base: list[dict]) -> list[go.Figure]:
+    """Figures made from plain dicts without plotly's validation of every property (nearly half of a state's time
+    when each state copied the panel's figures); what an update sets on them afterwards is validated."""
+    figures = [go.Figure(d, _validate=False) for d in base]  # it copies `d`
+    for f in figures:
+        for obj in (f, f.layout, *f.data):
+            obj._validate = True
+    return figures
+
+
 def _compute(panel: Any, values: dict[str, Any], cache: dict) -> tuple[Optional[list[dict]], str]:
     """The panel's figures at `values` as plain JSON (cached), or (None, the error) when its update raised."""
     key = _dumps([[k, v] for k, v in sorted(values.items())])
     if key not in cache:
         try:
-            cache[key] = ([figure_state(f) for f in panel.figures_at(**values)], "")
+            if hasattr(panel, "draw_into"):  # the update on fresh copies of the panel's figures, made cheaply
+                cache.setdefault("base", [figure_dict(f) for f in panel.figures])
+                figures = copies(cache["base"])
+                panel.draw_into(figures, **values)
+            else:
+                figures = panel.figures_at(**values)
+            cache[key] = ([figure_state(f) for f in figures], "")
         except Exception as exc:  # noqa: BLE001  (a state the code refuses is shown as such on the page)
             cache[key] = (None, f"{type(exc).__name__}: {exc}")
     return cache[key]

@@ -2,9 +2,9 @@
 
 The site builder (scripts/sitebuild/) executes the notebooks with ATTNLIB_STATIC=1. A panel displayed there
 calls `panel_bundle(panel)`: the figures at the panel's current settings (the snapshot the slides show) and, for
-the notebook's main panel, every state of a grid of control values, computed with the panel's own
-`figures_at`, which the page's HTML controls show with Plotly.react (no kernel, no network). The constants and
-the visible strings of the static edition (TEXT, per language) are defined here once, for both sides.
+every panel, every state of a grid of control values, computed with the panel's own update, which the page's HTML
+controls redraw (no kernel, no network; the site builder thins the grids of a page to its STATE_BUDGET). The
+constants and the visible strings of the static edition (TEXT, per language) are defined here once, for both sides.
 """
 from __future__ import annotations
 
@@ -31,7 +31,9 @@ TEXT = {
         "live_here": "Live on this page (computed when the site was built, no kernel): {names}.",
         "needs_lab": "Needs JupyterLab or Binder: {names}.",
         "all_live": "Every control of this panel is live here.",
-        "steps": " ({n} of its values)",
+        "steps": " ({n} of its {total} values)",
+        "thinned": ("A control with fewer values here than in JupyterLab was thinned: the page holds the figures of "
+                    "every combination of the controls, computed when the site was built, in at most {mb} MB."),
         "no_state": "This combination was not computed for the page: move another control, or run it on Binder.",
         "failed": "The notebook's code raised here: {error}",
         "disabled_title": "Moves in JupyterLab or on Binder",
@@ -44,9 +46,9 @@ TEXT = {
         "index_title": "Course index",
         "slides_title": "Course slides",
         "index_site": ("This is the static edition of the course: nothing here needs a kernel or a network "
-                       "connection. On every page the main panel's controls move its figures (computed when "
-                       "the site was built); the other panels show their first state, and every panel moves "
-                       "freely in JupyterLab (`make lab`) or on Binder."),
+                       "connection. On every page the panels' controls move their figures (computed when "
+                       "the site was built, over fewer values than in JupyterLab where a page would grow too "
+                       "large); every panel moves freely in JupyterLab (`make lab`) or on Binder."),
         "index_slides": ("These are the slides for the classroom: every figure shows its initial state and "
                          "nothing here needs a kernel or a network connection. The live panels move in "
                          "JupyterLab (`make lab`) or on Binder."),
@@ -62,7 +64,8 @@ TEXT = {
         "live_here": "本页可直接操作（建站时已算好，无需内核）：{names}。",
         "needs_lab": "需要 JupyterLab 或 Binder：{names}。",
         "all_live": "本面板的所有控件在本页都可操作。",
-        "steps": "（取其中 {n} 个值）",
+        "steps": "（取其 {total} 个值中的 {n} 个）",
+        "thinned": "取值比 JupyterLab 中少的控件是精简过的：网页存有控件每种组合的图（建站时算好），每页至多 {mb} MB。",
         "no_state": "建站时没有计算这个组合：请换一个控件，或在 Binder 上运行。",
         "failed": "笔记本的代码在这里报错：{error}",
         "disabled_title": "在 JupyterLab 或 Binder 中可操作",
@@ -74,9 +77,9 @@ TEXT = {
         "widget_note": "{label}：这个交互面板需要在 JupyterLab 或 Binder 中运行。",
         "index_title": "课程目录",
         "slides_title": "课程幻灯片",
-        "index_site": ("这是课程的静态版：这里的一切都不需要内核，也不需要联网。每一页主面板的控件都能改变它的图"
-                       "（建站时已算好）；其他面板显示初始状态。所有面板都可以在 JupyterLab（`make lab`）"
-                       "或 Binder 中自由操作。"),
+        "index_site": ("这是课程的静态版：这里的一切都不需要内核，也不需要联网。每一页上面板的控件都能改变它们的图"
+                       "（建站时已算好；网页会太大时，取值比 JupyterLab 中少）。所有面板都可以在 JupyterLab"
+                       "（`make lab`）或 Binder 中自由操作。"),
         "index_slides": ("这是课堂用的幻灯片：每幅图显示初始状态，不需要内核，也不需要联网。交互面板可以在 "
                          "JupyterLab（`make lab`）或 Binder 中操作。"),
         "index_header": "| # | 笔记本 | 文章章节 | 内容 | |",
@@ -125,19 +128,19 @@ def is_main(panel: Any) -> bool:
 
 
 def panel_bundle(panel: Any) -> dict:
-    """The panel for a page without a kernel: note, snapshot at its settings and, for a main panel, its states.
+    """The panel for a page without a kernel: note, snapshot at its settings and its states.
 
     Args: panel: a LivePanel (its title, caption, controls, figures and figures_at are read, nothing is changed).
     Returns: {"text/plain": repr(panel), "text/html": a note (class NOTE_CLASS, BINDER_SLOT for the link),
-        SNAPSHOT_MIME: {"figures": [plotly JSON of each figure]}, STATES_MIME (main panels): panel_states(panel)
-        plus "title" and "caption"}.
+        SNAPSHOT_MIME: {"figures": [plotly JSON of each figure]}, STATES_MIME: panel_states(panel) plus "title",
+        "caption" and "main" (is_main)}.
     """
     bundle = {
         "text/plain": repr(panel),
         "text/html": _note(panel),
         SNAPSHOT_MIME: {"figures": [json.loads(f.to_json(validate=False)) for f in panel.figures]},
     }
-    if is_main(panel):
-        bundle[STATES_MIME] = dict(panel_states(panel), title=panel.title, caption=getattr(panel, "caption", ""))
+    bundle[STATES_MIME] = dict(panel_states(panel), title=panel.title, caption=getattr(panel, "caption", ""),
+                               main=is_main(panel))
     return bundle
 

@@ -11,7 +11,7 @@ from traitlets import Dict as TDict
 from attnlib.widgets.states import STATE_BUDGET
 from attnlib.widgets.static import BINDER_SLOT, NOTE_CLASS, SNAPSHOT_MIME, STATES_MIME, text
 
-from .panels import PanelOverBudget, check_budget, live_panel_html
+from .panels import PanelOverBudget, check_budget, fit_page, live_panel_html
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -50,7 +50,7 @@ class StaticOutputsPreprocessor(Preprocessor):
     """Make every output renderable without a kernel: plotly JSON -> HTML, Binder links in static notes."""
 
     binder = Unicode("", help="Binder URL of this notebook").tag(config=True)
-    interactive = Bool(False, help="a main panel's states become HTML controls (pages; decks keep snapshots)")
+    interactive = Bool(False, help="panels' states become HTML controls (pages; decks keep snapshots)")
     language = Unicode("en", help="language of the builder's strings").tag(config=True)
     where = Unicode("", help="the notebook, for messages")
     counts = TDict()
@@ -58,6 +58,12 @@ class StaticOutputsPreprocessor(Preprocessor):
     def preprocess(self, nb, resources):
         self.counts = {"figures": 0, "static_notes": 0, "widgets_without_snapshot": 0, "live_panels": 0,
                        "state_bytes": 0, "states": 0, "live_controls": 0}
+        if self.interactive:  # the page's panels share its budget: thin them together before any is written
+            found = [out["data"] for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", [])
+                     if STATES_MIME in out.get("data", {})]
+            fitted = fit_page(self.where, [dict(d[STATES_MIME], language=self.language) for d in found])
+            for data, states in zip(found, fitted):
+                data[STATES_MIME] = states
         nb, resources = super().preprocess(nb, resources)
         resources.setdefault("course_counts", {}).update(self.counts)
         return nb, resources
@@ -85,7 +91,7 @@ class StaticOutputsPreprocessor(Preprocessor):
         return cell, resources
 
     def _live(self, data: dict, div_id: str) -> None:
-        """A main panel's states -> HTML controls over its figures (panels.live_panel_html)."""
+        """A panel's states -> HTML controls over its figures (panels.live_panel_html)."""
         states = dict(data.pop(STATES_MIME), language=self.language)  # the builder's strings: the edition's
         size = check_budget(self.where, states)
         data.pop(SNAPSHOT_MIME, None)
@@ -97,9 +103,9 @@ class StaticOutputsPreprocessor(Preprocessor):
         live = [c for c in states["controls"] if c["kind"] != "fixed" and len(c["values"]) > 1]
         self.counts["live_panels"] += 1
         self.counts["state_bytes"] += size
-        if self.counts["state_bytes"] > STATE_BUDGET:  # two main panels on one page share the page's budget
+        if self.counts["state_bytes"] > STATE_BUDGET:  # fit_page thinned them to fit: a check
             raise PanelOverBudget(f"build_site: {self.where}: {self.counts['state_bytes']:,} bytes of panel states, "
-                                  f"over {STATE_BUDGET:,} per page: give its main panels smaller static_grid's")
+                                  f"over {STATE_BUDGET:,} per page")
         self.counts["states"] += len(states["states"])
         self.counts["live_controls"] += len(live)
         self.counts["figures"] += len(states["base"])

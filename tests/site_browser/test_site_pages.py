@@ -1,11 +1,13 @@
-"""Every page of the static site in headless Chromium, offline: each live control of the main panel moves its figures.
+"""Every page of the static site in headless Chromium, offline: each live control of every panel moves its figures.
 
 For every notebook page (both editions): every request that is not file:// is aborted and recorded (none may
-happen); for each live control of the main panel, a move (the keyboard for a slider, select_option, a click)
-redraws the figures with exactly the data that the build computed for that state with the panel's own
-`figures_at` (read back from the page's embedded JSON in Python, decoded independently of the page's script: the
-traces plotly.js or a chart canvas holds, the weights and masked cells a head-grid canvas drew);
-the panel's screenshot differs before and after; no page error. Screenshots: build/site-browser/.
+happen); every live panel of the notebook is on the page, each with a control that moves; the panels' embedded
+states fit STATE_BUDGET together; a panel with a control thinned below its JupyterLab values says so in its
+caption; for each live control of each panel, a move (the keyboard for a slider, select_option, a click) redraws
+the figures with exactly the data that the build computed for that state with the panel's own update (read back
+from the page's embedded JSON in Python, decoded independently of the page's script: the traces plotly.js or a
+chart canvas holds, the weights and masked cells a head-grid canvas drew); the panel's screenshot differs before
+and after; no page error. Screenshots: build/site-browser/.
 """
 from __future__ import annotations
 
@@ -13,10 +15,13 @@ import json
 import os
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
 from attnlib.bench.site import open_offline
+from attnlib.widgets.states import STATE_BUDGET
+from attnlib.widgets.static import text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,12 +36,24 @@ def page_names() -> list[str]:
     return names
 
 
-def embedded(tab) -> dict:
-    """The main panel's id and its embedded states, parsed in Python."""
-    root = tab.locator(".al-static-panel[data-al-live]")
-    assert root.count() == 1, "every notebook page has exactly one live main panel"
-    text = root.locator("script.al-states").text_content()
-    return {"id": root.get_attribute("id"), "spec": json.loads(text)}
+def notebook_panels(name: str) -> int:
+    """How many live panels the notebook displays (outputs that are a LivePanel: "LivePanel: …" / "交互面板：…")."""
+    nb = nbformat.read(ROOT / "notebooks" / name.replace(".html", ".ipynb"), as_version=4)
+    return sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+               if str(o.get("data", {}).get("text/plain", "")).startswith(("LivePanel", "交互面板", "AttentionExplorer",
+                                                                          "SaturationExplorer")))
+
+
+def embedded(tab) -> list[dict]:
+    """Every live panel's id, its embedded states (parsed in Python), their bytes and its caption, in page order."""
+    roots = tab.locator(".al-static-panel[data-al-live]")
+    out = []
+    for i in range(roots.count()):
+        root = roots.nth(i)
+        raw = root.locator("script.al-states").text_content()
+        out.append({"id": root.get_attribute("id"), "spec": json.loads(raw), "bytes": len(raw.encode()),
+                    "caption": root.locator(".al-static-caption").text_content()})
+    return out
 
 
 def expected_figures(spec: dict, key: str) -> list:
@@ -102,8 +119,42 @@ def move(tab, panel_id: str, control: dict) -> int:
     return index + 1 if key == "ArrowRight" else index - 1
 
 
+def check_panel(tab, name: str, n: int, info: dict, shots: Path) -> None:
+    """Panel n of page `name`: its first state drawn, each live control moved and its figures redrawn exactly."""
+    panel_id, spec = info["id"], info["spec"]
+    where = f"{name} panel {n + 1}"
+    controls = [dict(c, now=c["index"]) for c in spec["controls"]]
+    key = ",".join(str(c["now"]) for c in controls)
+    assert_same_data(drawn_figures(tab, panel_id), expected_figures(spec, key), f"{where} at its first state")
+    live = [c for c in controls if c["kind"] != "fixed" and len(c["values"]) > 1]
+    assert live, f"{where}: no control moves on the page"
+    language = "zh" if name.startswith("zh/") else "en"
+    thinned = [c["name"] for c in controls if c["kind"] != "fixed" and len(c["values"]) < c["total"]]
+    said = text("thinned", language, mb=f"{STATE_BUDGET / 1e6:g}")
+    assert (said in info["caption"]) == bool(thinned), f"{where}: thinned {thinned}, caption {info['caption']!r}"
+    for c in controls:
+        disabled = tab.locator(f'#{panel_id} [data-al-control="{c["name"]}"]').is_disabled()
+        assert disabled == (c not in live), f"{where}: control {c['name']} disabled={disabled}"
+    panel = tab.locator(f"#{panel_id} .al-static-figures")
+    stem = name.replace("zh/", "").split("_")[0] + ("_zh" if name.startswith("zh/") else "") + f"_p{n + 1}"
+    for c in live:
+        panel.scroll_into_view_if_needed()
+        before = panel.screenshot(path=str(shots / f"{stem}_{c['name']}_before.png"))
+        c["now"] = move(tab, panel_id, c)
+        key = ",".join(str(x["now"]) for x in controls)
+        tab.wait_for_function("([id, key]) => document.getElementById(id).dataset.alKey === key",
+                              arg=[panel_id, key], timeout=10_000)
+        tab.evaluate("(id) => window.alStaticPanels[id].pending", panel_id)
+        tab.wait_for_timeout(50)
+        assert tab.locator(f"#{panel_id} .al-static-status").text_content() == "", f"{where}: {c['name']}"
+        assert_same_data(drawn_figures(tab, panel_id), expected_figures(spec, key), f"{where}: {c['name']} moved")
+        after = panel.screenshot(path=str(shots / f"{stem}_{c['name']}_after.png"))
+        assert after != before, f"{where}: moving {c['name']} changed nothing on screen"
+    tab.locator(f"#{panel_id}").screenshot(path=str(shots / f"{stem}_panel.png"))  # controls and figures
+
+
 @pytest.mark.parametrize("name", page_names())
-def test_main_panel_moves_offline(name, site, shots, browser, browser_context_args):
+def test_every_panel_moves_offline(name, site, shots, browser, browser_context_args):
     page_file = site / name
     if not page_file.exists() and os.environ.get("AL_SITE_BROWSER_SITE"):
         pytest.skip(f"{name} is not in the site given by AL_SITE_BROWSER_SITE")
@@ -111,32 +162,12 @@ def test_main_panel_moves_offline(name, site, shots, browser, browser_context_ar
     context = browser.new_context(**browser_context_args)
     tab, blocked, errors = open_offline(context, page_file)
     try:
-        info = embedded(tab)
-        panel_id, spec = info["id"], info["spec"]
-        controls = [dict(c, now=c["index"]) for c in spec["controls"]]
-        key = ",".join(str(c["now"]) for c in controls)
-        assert_same_data(drawn_figures(tab, panel_id), expected_figures(spec, key), f"{name} at its first state")
-        live = [c for c in controls if c["kind"] != "fixed" and len(c["values"]) > 1]
-        assert live, f"{name}: no control of the main panel moves on the page"
-        for c in controls:
-            disabled = tab.locator(f'#{panel_id} [data-al-control="{c["name"]}"]').is_disabled()
-            assert disabled == (c not in live), f"{name}: control {c['name']} disabled={disabled}"
-        panel = tab.locator(f"#{panel_id} .al-static-figures")
-        stem = name.replace("zh/", "").split("_")[0] + ("_zh" if name.startswith("zh/") else "")
-        for c in live:
-            panel.scroll_into_view_if_needed()
-            before = panel.screenshot(path=str(shots / f"{stem}_{c['name']}_before.png"))
-            c["now"] = move(tab, panel_id, c)
-            key = ",".join(str(x["now"]) for x in controls)
-            tab.wait_for_function("([id, key]) => document.getElementById(id).dataset.alKey === key",
-                                  arg=[panel_id, key], timeout=10_000)
-            tab.evaluate("(id) => window.alStaticPanels[id].pending", panel_id)
-            tab.wait_for_timeout(50)
-            assert tab.locator(f"#{panel_id} .al-static-status").text_content() == "", f"{name}: {c['name']}"
-            assert_same_data(drawn_figures(tab, panel_id), expected_figures(spec, key), f"{name}: {c['name']} moved")
-            after = panel.screenshot(path=str(shots / f"{stem}_{c['name']}_after.png"))
-            assert after != before, f"{name}: moving {c['name']} changed nothing on screen"
-        tab.locator(f"#{panel_id}").screenshot(path=str(shots / f"{stem}_panel.png"))  # controls and figures
+        panels = embedded(tab)
+        assert len(panels) == notebook_panels(name), f"{name}: {len(panels)} live panels on the page"
+        assert sum(p["bytes"] for p in panels) <= STATE_BUDGET, f"{name}: {[p['bytes'] for p in panels]}"
+        assert sum("al-main-panel" in (tab.locator(f"#{p['id']}").get_attribute("class") or "") for p in panels) == 1
+        for n, info in enumerate(panels):
+            check_panel(tab, name, n, info, shots)
         assert blocked == [], f"{name} requested {blocked}"
         assert errors == [], f"{name}: page errors {errors}"
     finally:
@@ -164,7 +195,8 @@ def test_a_drag_draws_its_last_value_without_a_backlog(name, site, browser, brow
     context = browser.new_context(**browser_context_args)
     tab, blocked, errors = open_offline(context, page_file)
     try:
-        info = embedded(tab)
+        main = tab.locator(".al-static-panel.al-main-panel[data-al-live]").get_attribute("id")
+        info = next(p for p in embedded(tab) if p["id"] == main)  # the main panel's first slider
         panel_id, spec = info["id"], info["spec"]
         controls = spec["controls"]
         ranges = [k for k, c in enumerate(controls) if c["kind"] == "range" and len(c["values"]) > 2]
