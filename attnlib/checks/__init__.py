@@ -6,6 +6,7 @@ from .nb04 import check_causal_mask, check_cnn_layers_needed, check_soft_read
 from .nb05 import check_head_contribution, check_param_count, check_relation_mass
 from .nb06 import check_attention, check_merge_heads, check_multi_head_attention
 from .nb07 import check_causal_linear_attention, check_softmax_by_chunks, check_window_pairs
+from .nb08 import check_kv_cache_step, check_rope
 
 __all__ = [
     "check_weighted_sum",
@@ -29,4 +30,6 @@ __all__ = [
     "check_softmax_by_chunks",
     "check_window_pairs",
     "check_causal_linear_attention",
+    "check_rope",
+    "check_kv_cache_step",
 ]
