@@ -3,7 +3,8 @@
 Every setting comes from an environment variable that hub/launch.py sets from the make variables:
 HUB_IP, HUB_PORT (public address), HUB_INTERNAL_PORT, HUB_PROXY_API_PORT (loopback only),
 HUB_IDLE_TIMEOUT (seconds before an idle server is stopped), HUB_SSL_CERT / HUB_SSL_KEY,
-HUB_KERNEL_THREADS, and hub/classroom.py's HUB_STATE, HUB_HOME_BASE, HUB_USER_PREFIX, HUB_VENV.
+HUB_KERNEL_THREADS, hub/limits.py's HUB_MEM_LIMIT, HUB_CPU_LIMIT, HUB_PIDS_LIMIT, and hub/classroom.py's
+HUB_STATE, HUB_HOME_BASE, HUB_USER_PREFIX, HUB_VENV.
 """
 import asyncio
 import os
@@ -14,6 +15,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import classroom  # noqa: E402
+import homework  # noqa: E402
+import limits  # noqa: E402
 from jupyterhub.spawner import LocalProcessSpawner  # noqa: E402
 from roster_auth import RosterAuthenticator  # noqa: E402
 
@@ -21,6 +24,10 @@ c = get_config()  # noqa: F821  (provided by jupyterhub when it loads this file)
 settings = classroom.Settings.from_env()
 env = os.environ
 classroom.ensure_state_dir(settings)
+student_limits = limits.Limits.from_env()
+cgroups = limits.Tree.detect()  # the launcher printed what it means (limits.Tree.describe)
+# nbgrader: on in the hub's servers only (the formgrader for teachers), off in the venv (hub/homework.py)
+nbgrader_config = homework.write_config(settings, homework.ensure_exchange(homework.exchange_root()))
 
 
 class CourseSpawner(LocalProcessSpawner):
@@ -30,19 +37,35 @@ class CourseSpawner(LocalProcessSpawner):
         return settings.system_user(self.user.name)
 
     def make_preexec_fn(self, name):
-        return super().make_preexec_fn(self.system_user())
+        # as root, before the server starts: the student's cgroup with its limits (hub/limits.py)
+        groups = cgroups.prepare(self.system_user(), student_limits) if cgroups.version else []
+        join = limits.preexec(cgroups, groups, student_limits)
+        become_student = super().make_preexec_fn(self.system_user())
+
+        def preexec():
+            join()
+            become_student()
+
+        return preexec
 
     def user_env(self, env):
         import pwd
 
         entry = pwd.getpwnam(self.system_user())
         env.update(USER=entry.pw_name, LOGNAME=entry.pw_name, HOME=entry.pw_dir, SHELL=entry.pw_shell,
-                   JUPYTER_RUNTIME_DIR=str(settings.runtime_dir(self.user.name)))
+                   JUPYTER_RUNTIME_DIR=str(settings.runtime_dir(self.user.name)),
+                   JUPYTER_CONFIG_PATH=str(nbgrader_config["teacher" if self.user.admin else "student"]))
         return env
+
+    async def stop(self, now=False):
+        await super().stop(now=now)
+        cgroups.remove(self.system_user())  # an empty group goes; a new server makes a fresh one
 
     async def start(self):
         # as TLJH does: make sure the system user, its 0700 home and its notebooks exist before spawning
         await asyncio.get_running_loop().run_in_executor(None, classroom.prepare_home, settings, self.user.name)
+        # a fresh cgroup counts OOM kills from 0: the kernel's notice (hub/kernel_notice.py) starts over too
+        (settings.runtime_dir(self.user.name) / "oom_kills_seen").unlink(missing_ok=True)
         return await super().start()
 
 
@@ -84,6 +107,7 @@ c.Spawner.default_url = "/lab/tree/notebooks/01_introduction.ipynb"
 # already in use", a kernel dead after 5 restarts), and no other user can even reach the sockets.
 c.Spawner.args = ["--KernelManager.transport=ipc"]
 threads = env.get("HUB_KERNEL_THREADS", "1")
+kernel_share = limits.write_kernelspec(settings.runtime_base / "share", settings.venv)
 c.Spawner.environment = {
     "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
     "VIRTUAL_ENV": str(settings.venv),
@@ -92,6 +116,9 @@ c.Spawner.environment = {
     "OMP_NUM_THREADS": threads,
     "MKL_NUM_THREADS": threads,
     "OMP_WAIT_POLICY": "PASSIVE",
+    # the kernelspec below: python3 with hub/kernel_notice.py, which says why a kernel died over the limit
+    "JUPYTER_PATH": str(kernel_share),
+    "HUB_MEM_LIMIT_TEXT": student_limits.mem_text,
 }
 c.Spawner.start_timeout = 180  # 20 servers importing torch at once on 2 cores
 c.Spawner.http_timeout = 180

@@ -5,8 +5,9 @@
 
 Settings come from the environment (the make variables of hub/hub.mk): HUB_IP, HUB_PORT,
 HUB_INTERNAL_PORT, HUB_PROXY_API_PORT, HUB_IDLE_TIMEOUT, HUB_SSL_CERT, HUB_SSL_KEY, HUB_TEACHER,
-and hub/classroom.py's HUB_STATE, HUB_HOME_BASE, HUB_USER_PREFIX, HUB_VENV. Every problem found
-is printed as one plain sentence with its fix, never as a traceback.
+hub/limits.py's HUB_MEM_LIMIT, HUB_CPU_LIMIT, HUB_PIDS_LIMIT, and hub/classroom.py's HUB_STATE,
+HUB_HOME_BASE, HUB_USER_PREFIX, HUB_VENV. Every problem found is printed as one plain sentence with its fix,
+never as a traceback; the limits per student (or what is lost without them) are printed with the address.
 The load test and the security tests use start_hub / wait_until_up / stop_hub from here.
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import classroom  # noqa: E402
+import limits  # noqa: E402
 
 CONFIG = HERE / "jupyterhub_config.py"
 PROXY = HERE / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -228,7 +230,7 @@ def stop_hub(proc: subprocess.Popen, settings: classroom.Settings | None = None)
             pass
 
 
-def banner(settings: classroom.Settings, net: Network) -> str:
+def banner(settings: classroom.Settings, net: Network, limits_line: str = "") -> str:
     """What the teacher reads once the hub is up."""
     roster = classroom.load_roster(settings)
     teachers = sorted(n for n, u in roster.items() if u.get("role") == "teacher")
@@ -241,6 +243,8 @@ def banner(settings: classroom.Settings, net: Network) -> str:
         f"  students on the roster: {len(students)}; add some with  make hub-roster ROSTER=students.txt",
         f"  idle servers are stopped after {net.idle_timeout // 60} min (make hub HUB_IDLE_TIMEOUT=<seconds>)",
     ]
+    if limits_line:
+        lines.append(f"  {limits_line}")
     if net.ssl_cert:
         lines.append("  HTTPS with the given certificate.")
     else:
@@ -277,8 +281,9 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             print("make hub cannot start:", *[f"  - {p}" for p in problems], sep="\n", file=sys.stderr)
             return 2
+        limits_line = limits.Tree.detect().describe(limits.Limits.from_env())
         if args.check:
-            print("make hub: all checks passed")
+            print("make hub: all checks passed", limits_line, sep="\n  ")
             return 0
         classroom.ensure_state_dir(settings)
         created = ensure_teacher(settings, classroom.normalize_name(os.environ.get("HUB_TEACHER") or "teacher"))
@@ -290,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     proc = start_hub(settings, net, tie_to_parent=True)
     try:
         wait_until_up(net, proc, timeout=180)
-        print(banner(settings, net) + ("\n" + created if created else ""), flush=True)
+        print(banner(settings, net, limits_line) + ("\n" + created if created else ""), flush=True)
         return proc.wait()
     except RuntimeError as exc:
         print(f"make hub: {exc}", file=sys.stderr)

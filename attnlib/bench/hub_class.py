@@ -52,8 +52,8 @@ class Student:
     peak_pss: int = 0
 
 
-async def run_student(client: Client, s: Student, notebook: str, deadline: float) -> None:
-    """Log in, start the server, run the notebook, move the slider; record times or the first error."""
+async def start_server(client: Client, s: Student, deadline: float) -> None:
+    """Log in and start the student's server; record the login time and when the server was ready."""
     t0 = time.monotonic()
     s.phase = "logging in"
     reply = await client.call("POST", f"/hub/api/users/{s.name}/tokens", expect=(200, 201),
@@ -68,12 +68,16 @@ async def run_student(client: Client, s: Student, notebook: str, deadline: float
         server = model.get("servers", {}).get("")
         if server and server.get("ready"):
             s.ready_at = time.monotonic()
-            break
+            return
         if server is None and model.get("pending") is None:
             raise RuntimeError("the server stopped while starting (see the hub log)")
         if time.monotonic() > deadline:
             raise RuntimeError("the server was not ready before the deadline")
         await asyncio.sleep(POLL_S)
+
+
+async def open_kernel(client: Client, s: Student, notebook: str, deadline: float) -> tuple[str, object, list[str]]:
+    """A session on the student's copy of `notebook` with a fresh kernel: (session id, its websocket, code cells)."""
     s.phase = "opening the notebook"
     base = f"/user/{s.name}/api"
     path = f"notebooks/{notebook}"
@@ -85,26 +89,41 @@ async def run_student(client: Client, s: Student, notebook: str, deadline: float
                                       "kernel": {"name": "python3"}})
     ws = await client.websocket(f"{base}/kernels/{session['kernel']['id']}/channels?session_id={uuid.uuid4().hex}",
                                 s.token)
+    s.phase = "waiting for the kernel"
+    await Kernel(ws, s.name).ready(deadline)
+    return session["id"], ws, code_cells
+
+
+async def run_notebook(client: Client, s: Student, notebook: str, deadline: float, slider: bool = True) -> None:
+    """Run the notebook's code cells top to bottom in a fresh kernel (as Run All), then move the slider."""
+    session, ws, code_cells = await open_kernel(client, s, notebook, deadline)
     try:
         kernel = Kernel(ws, s.name)
-        s.phase = "waiting for the kernel"
-        await kernel.ready(deadline)
         t_run = time.monotonic()
         for i, code in enumerate(code_cells):
             s.phase = f"running code cell {i + 1} of {len(code_cells)}"
             await kernel.execute(code, deadline)
             s.cells = i + 1
         s.run_s = time.monotonic() - t_run
-        s.phase = "moving the slider"
-        t_slider = time.monotonic()
-        out = await kernel.execute(SLIDER_CODE, deadline)
-        s.slider_ms = (time.monotonic() - t_slider) * 1000
-        line = next((x for x in out.splitlines() if x.startswith("SLIDER ")), "")
-        moved = json.loads(line[len("SLIDER "):]) if line else {}
-        if not (moved.get("updates") == 1 and moved.get("status") == "" and moved.get("changed")):
-            raise RuntimeError(f"moving the slider did not redraw the panel cleanly: {moved or out[-200:]}")
+        if slider:
+            s.phase = "moving the slider"
+            t_slider = time.monotonic()
+            out = await kernel.execute(SLIDER_CODE, deadline)
+            s.slider_ms = (time.monotonic() - t_slider) * 1000
+            line = next((x for x in out.splitlines() if x.startswith("SLIDER ")), "")
+            moved = json.loads(line[len("SLIDER "):]) if line else {}
+            if not (moved.get("updates") == 1 and moved.get("status") == "" and moved.get("changed")):
+                raise RuntimeError(f"moving the slider did not redraw the panel cleanly: {moved or out[-200:]}")
     finally:
         ws.close()
+    # close the notebook as JupyterLab's "Shut Down Kernel" does: its memory goes back to the class
+    await client.call("DELETE", f"/user/{s.name}/api/sessions/{session}", s.token, expect=(204,))
+
+
+async def run_student(client: Client, s: Student, notebook: str, deadline: float) -> None:
+    """Log in, start the server, run the notebook, move the slider; record times or the first error."""
+    await start_server(client, s, deadline)
+    await run_notebook(client, s, notebook, deadline)
 
 
 class Sampler(threading.Thread):
@@ -163,29 +182,37 @@ async def probe_hub(client: Client, students: list[Student], done: asyncio.Event
             pass
 
 
-async def simulate(client: Client, students: list[Student], notebook: str, timeout: float) -> tuple[float, list[float]]:
-    """All students at once; returns (start time, hub response times in ms)."""
+async def guarded(s: Student, job, deadline: float, timeout: float) -> None:
+    """Run one student's job; a failure or the deadline becomes the student's error (the class goes on)."""
+    try:
+        await asyncio.wait_for(job, max(1.0, deadline - time.monotonic()))
+    except asyncio.TimeoutError:
+        s.error = f"{s.name}, {s.phase}: did not finish within --timeout {timeout:.0f} s"
+    except Exception as exc:  # noqa: BLE001  (one student's failure is counted, the class goes on)
+        s.error = f"{s.name}, {s.phase}: {type(exc).__name__}: {exc}"
+
+
+async def simulate(client: Client, students: list[Student], notebook: str, timeout: float,
+                   extra=None, stop: bool = True) -> tuple[float, list[float]]:
+    """All students at once (and `extra(deadline)`, a coroutine, beside them); returns (start, hub times in ms)."""
     done = asyncio.Event()
     hub_ms: list[float] = []
     t0 = time.monotonic()
     deadline = t0 + timeout
     probe = asyncio.ensure_future(probe_hub(client, students, done, hub_ms))
-
-    async def one(s: Student) -> None:
-        try:
-            await asyncio.wait_for(run_student(client, s, notebook, deadline), max(1.0, deadline - time.monotonic()))
-        except asyncio.TimeoutError:
-            s.error = f"{s.name}, {s.phase}: did not finish within --timeout {timeout:.0f} s"
-        except Exception as exc:  # noqa: BLE001  (one student's failure is counted, the class goes on)
-            s.error = f"{s.name}, {s.phase}: {type(exc).__name__}: {exc}"
-
-    await asyncio.gather(*(one(s) for s in students))
+    jobs = [guarded(s, run_student(client, s, notebook, deadline), deadline, timeout) for s in students]
+    await asyncio.gather(*jobs, *([extra(deadline)] if extra else []))
     done.set()
     await probe
-    # stop the servers through the hub, as the culler or the admin page would
+    if stop:
+        await stop_servers(client, students)
+    return t0, hub_ms
+
+
+async def stop_servers(client: Client, students: list[Student]) -> None:
+    """Stop the servers through the hub, as the culler or the admin page would."""
     await asyncio.gather(*(client.call("DELETE", f"/hub/api/users/{s.name}/server", s.token, expect=(202, 204, 400),
                                        timeout=120) for s in students if s.token), return_exceptions=True)
-    return t0, hub_ms
 
 
 def report(students: list[Student], t0: float, hub_ms: list[float], sampler: Sampler, wall_s: float,

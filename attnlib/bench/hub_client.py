@@ -58,6 +58,10 @@ def _decode(frame) -> dict:
     return json.loads(frame[offsets[0] : end].decode())
 
 
+class KernelDied(RuntimeError):
+    """The server restarted the kernel or gave it up while a request was running (e.g. killed over its memory)."""
+
+
 class Kernel:
     """The student's kernel, driven through its websocket as JupyterLab does."""
 
@@ -84,12 +88,14 @@ class Kernel:
             frame = await asyncio.wait_for(self.ws.read_message(), left)
             if frame is None:
                 raise RuntimeError("the kernel's websocket closed")
-            if isinstance(frame, str) and msg_id not in frame:
+            if isinstance(frame, str) and msg_id not in frame and '"execution_state"' not in frame:
                 continue  # another request's message: skip parsing it (a widget's can be megabytes)
             msg = _decode(frame)
+            kind = msg["header"]["msg_type"]
+            if kind == "status" and msg["content"].get("execution_state") in ("restarting", "dead"):
+                raise KernelDied(f"the kernel died while running (the server says {msg['content']['execution_state']})")
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
-            kind = msg["header"]["msg_type"]
             if kind == reply_type:
                 reply = msg["content"]
             elif kind == "status" and msg["content"].get("execution_state") == "idle":
@@ -107,6 +113,10 @@ class Kernel:
             try:
                 await self._until_done(msg_id, "kernel_info_reply", min(deadline, time.monotonic() + 10))
                 return
+            except KernelDied:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(1)  # a restarting kernel: ask again once it is back
             except (RuntimeError, asyncio.TimeoutError):
                 if time.monotonic() > deadline:
                     raise RuntimeError("the kernel did not answer kernel_info in time") from None
