@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import core, data, efficient, i18n, masks, measure, modules, rounding, tiny
+from . import core, data, efficient, i18n, induction, masks, measure, modules, positions, rounding, tiny
 from .core import (
     check_mask,
     jacobian_norm,
@@ -27,7 +27,7 @@ from .rounding import rounded
 LAZY_MODULES = ("viz", "widgets", "checks", "bench")  # imported by __getattr__ on first access (PEP 562)
 
 __all__ = [  # the modules, then the names of the core API
-    "core", "data", "efficient", "i18n", "masks", "measure", "modules", "rounding", "tiny",
+    "core", "data", "efficient", "i18n", "induction", "masks", "measure", "modules", "positions", "rounding", "tiny",
     "scaled_dot_product_attention", "check_mask", "softmax_entropy", "max_weight", "softmax_jacobian",
     "jacobian_norm", "saturation_curve", "causal_mask", "padding_mask", "window_mask", "MultiHeadAttention",
     "rounded", "set_language", "get_language",

@@ -138,37 +138,35 @@ def line(row: dict, base: Path) -> str:
 
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m attnlib.bench a11y", description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="build only these (default: the course)")
     parser.add_argument("--site", type=Path, help="a built site (with --no-build; default build/site)")
     parser.add_argument("--slides", type=Path, help="built decks (with --no-build; default build/slides)")
     parser.add_argument("--no-build", action="store_true", help="check the built --site and --slides, never build")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "a11y-bench",
                         help="where to build (default build/a11y-bench)")
-    parser.add_argument("notebooks", nargs="*", type=Path, help="build only these (default: the course)")
     return parser.parse_args(argv)
+
+
+def built_or_given(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The site and decks to check: the given ones with --no-build, else a fresh build of both editions."""
+    if args.no_build:
+        return args.site or ROOT / "build" / "site", args.slides or ROOT / "build" / "slides"
+    return build(args.out, args.notebooks)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     """Build (or take) the site and decks, run axe on every page, print the counts; 0 when none is serious."""
-    from playwright.sync_api import sync_playwright
+    from attnlib.bench.browser.lab import chromium_context
 
-    from attnlib.bench.browser.lab import CHROMIUM, CHROMIUM_ARGS
-
-    args = parse_args(argv)
-    if args.no_build:
-        site, slides = args.site or ROOT / "build" / "site", args.slides or ROOT / "build" / "slides"
-    else:
-        site, slides = build(args.out, args.notebooks)
+    site, slides = built_or_given(parse_args(argv))
     pages = edition_pages(site) + edition_pages(slides)
     if not pages:
         raise SystemExit(f"bench a11y: no built page in {site} or {slides} (run `make site`, or drop --no-build)")
     rows = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+    with chromium_context() as context:
         for page_file in pages:
             rows.append(audit(context, page_file))
             print(line(rows[-1], Path(site).parent), flush=True)
-        browser.close()
     total = {k: sum(r[k] for r in rows) for k in IMPACTS}
     print(f"{len(rows)} pages and decks, axe-core {rows[0]['axe']} ({', '.join(TAGS)}): "
           + ", ".join(f"{k} {v}" for k, v in total.items()))

@@ -133,9 +133,7 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """Build (or take) the site, time every page's control moves, print them; 0 when every median is on target."""
-    from playwright.sync_api import sync_playwright
-
-    from attnlib.bench.browser.lab import CHROMIUM, CHROMIUM_ARGS
+    from attnlib.bench.browser.lab import chromium_context
 
     args = parse_args(argv)
     if args.no_build:
@@ -145,9 +143,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     else:
         site = args.site or build_course_site(ROOT / "build" / "site-bench" / "site", args.notebooks)
     rows = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+    with chromium_context() as context:
         for page_file in site_pages(Path(site)):
             row = bench_page(context, page_file, args.repeats)
             rows.append(row)
@@ -155,7 +151,6 @@ def main(argv: Optional[list[str]] = None) -> int:
                   f"  page {row['page_kb']} kB, state {row['state_kb']} kB, {row['moving']}/{row['panels']} panels move"
                   + (f"  blocked {row['blocked']}" if row["blocked"] else "")
                   + (f"  errors {row['errors']}" if row["errors"] else ""))
-        browser.close()
     load = os.getloadavg()
     ok = all(r["median_ms"] is None or r["median_ms"] <= TARGET_MS for r in rows)
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; target median <= "

@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,19 @@ def copy_name(src: Path) -> str:
 def launch_chromium(playwright):
     """Debian's Chromium, headless, through a started playwright (sync API)."""
     return playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+
+
+@contextmanager
+def chromium_context(width: int = 1280, height: int = 900):
+    """A browser context (width x height) of Debian's headless Chromium, closed on leaving the block."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            yield browser.new_context(viewport={"width": width, "height": height})
+        finally:
+            browser.close()
 
 
 def copy_notebook(src: Path, dst_dir: Path) -> Path:
