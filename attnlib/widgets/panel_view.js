@@ -427,6 +427,12 @@ function chartSummary(fig, t) {  // a saturation chart: the row's entropy and la
   }
   for (const tr of data) {
     if (tr.type === "heatmap") { out.push(heatmapSummary(tr, t)); continue; }
+    if (tr.type === "table") {  // a plotly table: each column's header and cells, as text
+      const heads = arr(tr.header?.values);
+      out.push(fillText(t.desc_head, { head: plain(tr.name || titleOf(layout)), rows: arr(tr.cells?.values).map((col, k) =>
+        `${plain(String(heads[k] ?? ""))}: ${arr(col).map((v) => plain(String(v))).join(t.list_sep)}`).join(t.row_sep) }));
+      continue;
+    }
     const y = arr(tr.y).map((v) => (v === null ? NaN : Number(v))), best = strongest(y, 1, (j) => Number.isNaN(y[j]))[0];
     if (best === undefined || tr.visible === false) continue;
     out.push(fillText(t.desc_trace, { name: plain(tr.name || axisTitle(layout, tr.yaxis || "y")), y: number(y[best]),
@@ -441,7 +447,8 @@ function heatmapSummary(tr, t) {  // a plotly heatmap trace: each row's largest 
     const v = row.map((c) => (c === null ? NaN : Number(c))), j = strongest(v, 1, (k) => Number.isNaN(v[k]))[0];
     return j === undefined ? "" : fillText(t.desc_row, { query: ys[i] ?? i, keys: `${xs[j] ?? j} ${number(v[j])}` });
   }).filter(Boolean);
-  return fillText(t.desc_head, { head: plain(tr.name || ""), rows: rows.join(t.row_sep) });
+  return tr.name ? fillText(t.desc_head, { head: plain(tr.name), rows: rows.join(t.row_sep) })
+    : fillText(t.desc_grid, { rows: rows.join(t.row_sep) });
 }
 
 function chartTables(fig, t) {  // per subplot: rows its x values (named as drawn), columns its traces; a heatmap as its grid
