@@ -201,12 +201,16 @@ class LivePanel:
         Args: values: control values by name; controls not named keep their current value.
         Returns: the figures (go.Figure) as `update` left them. Raises what `update` raised.
         """
+        figures = [go.Figure(f) for f in self.figures]
+        self.draw_into(figures, **values)
+        return figures
+
+    def draw_into(self, figures: list, **values: Any) -> None:
+        """`update` run on figures the caller owns (copies of the panel's), at these control values."""
         unknown = sorted(set(values) - set(self.controls))
         if unknown:
             raise ValueError(f"values must name controls of this panel {sorted(self.controls)}, got {unknown}")
-        figures = [go.Figure(f) for f in self.figures]
         self._run(figures, {**self.values(), **values})
-        return figures
 
     def _run(self, figures: list, values: dict[str, Any]) -> None:
         """`update(figures, **values)` with torch on one thread (a panel's tensors are tiny: a second thread only
