@@ -17,13 +17,14 @@ VIEW = Path(__file__).resolve().parents[2] / "attnlib" / "widgets"  # the live v
 
 def classic_view_script() -> str:
     """attnlib's panel_view.js (an ES module: a page opened from file:// may not load one) as a classic script
-    that gives the page its canvas figures, window.alCanvas = {Grid, Chart}; the widget's render is left out."""
+    that gives the page its canvas figures and the plotly figures' names, descriptions and tables,
+    window.alCanvas = {Grid, Chart, Described}; the widget's render is left out."""
     source = (VIEW / "panel_view.js").read_text(encoding="utf-8")
     head, found, _ = source.partition("\nexport default {")
     if not found:
         raise SystemExit(f"build_site: {VIEW / 'panel_view.js'} no longer ends with 'export default {{': update "
                          "scripts/sitebuild/assets.py")
-    return f"(function () {{\n{head}\nwindow.alCanvas = {{ Grid, Chart }};\n}}());\n"
+    return f"(function () {{\n{head}\nwindow.alCanvas = {{ Grid, Chart, Described }};\n}}());\n"
 
 
 def code_css(style: str = CODE_STYLE) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 
 from nbconvert.preprocessors import Preprocessor
@@ -22,15 +23,29 @@ def binder_link(binder: str, language: str = "en") -> str:
     return f'<a class="al-binder" href="{html.escape(binder)}">{html.escape(text("binder_link", language))}</a>'
 
 
-def plotly_html(fig: dict, div_id: str, language: str = "en") -> str:
-    """A div and a script that draws `fig` with the page's plotly.js (no CDN, stable id)."""
+def plotly_html(fig: dict, div_id: str, language: str = "en", *, describe: bool = False) -> str:
+    """A div and a script that draws `fig` with the page's plotly.js (no CDN, stable id); with `describe`, the
+    page's static_panel.js then gives it its name, description in numbers and table (a figure outside a panel)."""
     import plotly.io as pio
 
+    keep = json.dumps(described_traces(fig))
+    after = f'window.alDescribeFigure && window.alDescribeFigure("{{plot_id}}", {keep});' if describe else None
     body = pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id, validate=False,
-                       config={"displaylogo": False, "responsive": True,
-                               "modeBarButtonsToRemove": ["sendChartToCloud"]})  # it would go online
+                       post_script=after, config={"displaylogo": False, "responsive": True,
+                                                  "modeBarButtonsToRemove": ["sendChartToCloud"]})  # it would go online
     label = html.escape(figure_label(fig, language))
     return f'<figure class="al-figure" role="group" aria-label="{label}">{body}</figure>'
+
+
+def described_traces(fig: dict) -> list[int] | None:
+    """The traces a page describes of a static figure: a head grid's weights ("head i" of each slot's pair; not
+    its mask traces, not markers added by code), else None (every trace)."""
+    meta = fig.get("layout", {}).get("meta") or {}
+    if not isinstance(meta, dict) or meta.get("kind") != "head_grid":
+        return None
+    data = fig.get("data", [])
+    pairs = range(0, min(2 * int(meta.get("slots", 1)), len(data)), 2)
+    return [k for k in pairs if data[k].get("visible", True) is not False]
 
 
 def figure_label(fig: dict, language: str = "en") -> str:
@@ -38,6 +53,19 @@ def figure_label(fig: dict, language: str = "en") -> str:
     title = fig.get("layout", {}).get("title", {})
     title = title.get("text", "") if isinstance(title, dict) else str(title or "")
     return re.sub(r"<[^>]+>", " ", title).strip() or text("figure", language)
+
+
+def view_texts(language: str) -> dict[str, str]:
+    """The live view's words (attnlib.widgets.view.texts()) in `language`: how a page's figures are described."""
+    from attnlib.i18n import get_language, set_language
+    from attnlib.widgets.view import texts
+
+    before = get_language()
+    set_language(language)
+    try:
+        return texts()
+    finally:
+        set_language(before)
 
 
 def canvas_html(fig: dict, language: str = "en") -> str:
@@ -66,6 +94,7 @@ class StaticOutputsPreprocessor(Preprocessor):
                 data[STATES_MIME] = states
         nb, resources = super().preprocess(nb, resources)
         resources.setdefault("course_counts", {}).update(self.counts)
+        resources["al_view_texts"] = view_texts(self.language)  # the page template embeds them once
         return nb, resources
 
     def preprocess_cell(self, cell, resources, index):
@@ -81,7 +110,8 @@ class StaticOutputsPreprocessor(Preprocessor):
                 self._snapshot(data, f"fig-{index}-{j}")
                 cell.metadata["al_snapshot"] = True  # decks fold this cell's code: the slide shows the panel
             elif PLOTLY_MIME in data:
-                data["text/html"] = plotly_html(data.pop(PLOTLY_MIME), f"fig-{index}-{j}", self.language)
+                data["text/html"] = plotly_html(data.pop(PLOTLY_MIME), f"fig-{index}-{j}", self.language,
+                                                describe=self.interactive)
                 self.counts["figures"] += 1
             elif WIDGET_MIME in data:
                 self._widget_note(data)
@@ -115,7 +145,8 @@ class StaticOutputsPreprocessor(Preprocessor):
         figures = data.pop(SNAPSHOT_MIME).get("figures", [])
         data.pop(STATES_MIME, None)
         note = self._with_binder(data.get("text/html", ""))
-        drawn = "".join(plotly_html(f, f"{div_id}-{k}", self.language) for k, f in enumerate(figures))
+        drawn = "".join(plotly_html(f, f"{div_id}-{k}", self.language, describe=self.interactive)
+                        for k, f in enumerate(figures))
         data["text/html"] = f'<div class="al-static-panel">{note}<div class="al-static-figures">{drawn}</div></div>'
         data.pop(WIDGET_MIME, None)
         self.counts["static_notes"] += 1

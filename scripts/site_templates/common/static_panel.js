@@ -49,6 +49,10 @@
       return kind === "grid" ? new window.alCanvas.Grid(boxes[i], texts)
         : kind === "chart" ? new window.alCanvas.Chart(boxes[i], texts) : null;
     });
+    var divs = this.divs;  // a plotly figure's name, description in numbers and table (the live view's Described)
+    this.described = this.kinds.map(function (kind, i) {
+      return kind === "plotly" && window.alCanvas.Described ? new window.alCanvas.Described(boxes[i], divs[i], texts) : null;
+    });
     this.inputs = this.spec.controls.map(function (c) {
       return root.querySelector('[data-al-control="' + c.name + '"]');
     });
@@ -87,11 +91,12 @@
   };
 
   Panel.prototype.start = function () {
-    /* The page's plotly figures show the first state already: draw it on the canvases. */
+    /* The page's plotly figures show the first state already: draw it on the canvases, describe the others. */
     var state = this.spec.states[this.key()], self = this;
     if (!state || state.error) { return; }
     state.forEach(function (entry, i) {
       if (self.canvases[i]) { self.paint(entry, i); }
+      if (self.described[i]) { self.described[i].describe(self.figureAt(entry, i, false)); }
       self.shown[i] = entry;
     });
   };
@@ -116,7 +121,9 @@
       delete f.layout.template;
       return this.canvases[i].update({json: JSON.stringify(f)});
     }
-    return window.Plotly.react(this.divs[i], f.data, f.layout, CONFIG);
+    var drawn = window.Plotly.react(this.divs[i], f.data, f.layout, CONFIG);
+    if (this.described[i]) { this.described[i].describe(f); }
+    return drawn;
   };
 
   Panel.prototype.redraw = function () {
@@ -169,6 +176,60 @@
       self.root.dataset.alRedraws = String(self.redraws);
       return self.lastMs;
     });
+  };
+
+  // plotly.py writes a numpy array as {dtype, bdata (base64), shape}: as the nested lists the describer reads.
+  var TYPES = {f8: Float64Array, f4: Float32Array, i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array,
+               i4: Int32Array, u4: Uint32Array};
+  function plain(value) {
+    if (Array.isArray(value)) { return value.map(plain); }
+    if (ArrayBuffer.isView(value)) { return Array.from(value); }
+    if (!value || typeof value !== "object") { return value; }
+    if (typeof value.bdata === "string" && TYPES[value.dtype]) {
+      var bytes = Uint8Array.from(atob(value.bdata), function (ch) { return ch.charCodeAt(0); });
+      var flat = Array.from(new TYPES[value.dtype](bytes.buffer)), shape = String(value.shape || flat.length).split(",");
+      var cols = shape.length > 1 ? parseInt(shape[1], 10) : 0, rows = [];
+      if (!cols) { return flat; }
+      for (var r = 0; r < flat.length / cols; r++) { rows.push(flat.slice(r * cols, (r + 1) * cols)); }
+      return rows;
+    }
+    var out = {};
+    Object.keys(value).forEach(function (k) { out[k] = k === "template" ? value[k] : plain(value[k]); });
+    return out;
+  }
+
+  // A heatmap drawn at positions 0..n-1 with the tokens as tick text: its x and y as the tokens, so that its
+  // description and table name the tokens, not the positions.
+  function tokens(trace, layout) {
+    var out = Object.assign({}, trace);
+    ["x", "y"].forEach(function (letter) {
+      var axis = layout[(trace[letter + "axis"] || letter).replace(/^(.)(\d*)$/, "$1axis$2")] || {};
+      var vals = axis.tickvals, text = axis.ticktext;
+      if (!Array.isArray(vals) || !Array.isArray(text)) { return; }
+      var at = Array.isArray(trace[letter]) ? trace[letter] : null;
+      var n = letter === "y" ? (trace.z || []).length : ((trace.z || [])[0] || []).length;
+      out[letter] = (at || Array.from({length: n}, function (_, k) { return k; })).map(function (v) {
+        var k = vals.indexOf(v);
+        return k >= 0 && text[k] !== undefined ? text[k] : v;
+      });
+    });
+    return out;
+  }
+
+  var TEXTS = null;  // the view's words in the page's language (attnlib.widgets.view.texts()), once per page
+  window.alDescribeFigure = function (id, keep) {
+    /* A plotly figure outside a panel, once plotly drew it: its name (layout title), its description in numbers
+       and its "Show as table" toggle, from the figure it drew (outputs.py calls this after Plotly.newPlot).
+       `keep`: the indices of the traces to describe (a head grid's weights, not its mask traces), else all. */
+    var div = document.getElementById(id), words = document.getElementById("al-view-texts");
+    if (!div || !words || !window.alCanvas || !window.alCanvas.Described) { return null; }
+    TEXTS = TEXTS || JSON.parse(words.textContent);
+    var figure = {data: plain(div.data), layout: plain(div.layout)};
+    if (keep) { figure.data = keep.map(function (k) { return figure.data[k]; }); }
+    figure.data = figure.data.map(function (tr) { return tr.type === "heatmap" ? tokens(tr, figure.layout) : tr; });
+    var described = new window.alCanvas.Described(div.closest(".al-figure") || div.parentNode, div, TEXTS);
+    described.describe(figure);
+    return described;
   };
 
   function start() {
