@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import nbformat
@@ -212,5 +213,133 @@ def test_a_drag_draws_its_last_value_without_a_backlog(name, site, browser, brow
         assert 1 <= out["redraws"] <= 2, f"{name}: {len(steps)} moves in one task drew {out['redraws']} times"
         assert_same_data(drawn_figures(tab, panel_id), expected_figures(spec, key), f"{name}: after a drag")
         assert blocked == [] and errors == [], f"{name}: {blocked} {errors}"
+    finally:
+        context.close()
+
+
+# Issue 25 §2: every figure on a page (in a panel or not) has a name and a description in numbers.
+FIGURE_BOXES_JS = """() => Array.from(document.querySelectorAll('.al-figure')).map((box) => {
+  const target = box.querySelector('[aria-describedby]'), panel = box.closest('.al-static-panel[data-al-live]');
+  return {div: (box.querySelector('.plotly-graph-div') || {}).id || null, panel: panel ? panel.id : null,
+          index: panel ? Array.from(panel.querySelectorAll('.al-static-figures > .al-figure')).indexOf(box) : null,
+          described: !!(target && target.dataset.described)};
+})"""
+
+
+def accessible(tab, k: int) -> tuple[str, str]:
+    """(name, description) of figure k's described element in Chromium's accessibility tree (CDP)."""
+    cdp = tab.context.new_cdp_session(tab)
+    try:
+        js = f"document.querySelectorAll('.al-figure')[{k}].querySelector('[aria-describedby]')"
+        obj = cdp.send("Runtime.evaluate", {"expression": js})["result"]
+        node = cdp.send("Accessibility.queryAXTree", {"objectId": obj["objectId"]})["nodes"][0]
+    finally:
+        cdp.detach()
+    return (node.get("name") or {}).get("value", ""), (node.get("description") or {}).get("value", "")
+
+
+def page_figure(html_text: str, div_id: str) -> dict:
+    """A static figure's {data, layout} as the page embeds it (plotly.py's Plotly.newPlot call), bdata decoded."""
+    at = html_text.index(f'Plotly.newPlot(                        "{div_id}",')
+    rest = html_text[at:].split(",", 1)[1]
+    decoder = json.JSONDecoder()
+    data, end = decoder.raw_decode(rest.lstrip())
+    rest = rest.lstrip()[end:].lstrip().lstrip(",")
+    layout, _ = decoder.raw_decode(rest.lstrip())
+    return {"data": [{k: decoded(v) for k, v in t.items()} for t in data], "layout": layout}
+
+
+def decoded(value):
+    """plotly.py's {dtype, bdata, shape} as a numpy array; anything else as it is."""
+    if isinstance(value, dict) and "bdata" in value:
+        import base64
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = [int(s) for s in str(value.get("shape", len(flat))).split(",")]
+        return flat.reshape(shape)
+    return value
+
+
+def summary_numbers(traces: list[dict], layout: dict) -> list[str]:
+    """The numbers a figure's description must give, in order: per heatmap row its largest weight (a head grid of a
+    static page: its weight traces only), else each trace's largest value (a saturation chart: its bars' largest)."""
+    meta = layout.get("meta") or {}
+    if meta.get("kind") == "head_grid":
+        traces = traces[: 2 * int(meta.get("slots", 1)): 2]
+    if meta.get("kind") == "saturation":
+        traces = traces[:1]
+    out = []
+    for t in traces:
+        if t.get("visible", True) is False or t.get("type") == "table":
+            continue
+        if t.get("type") == "heatmap":
+            z = np.asarray(t["z"], dtype=np.float64)  # [rows, cols]
+            out += [f"{np.nanmax(row):.2f}" for row in z if not np.all(np.isnan(row))]
+            continue
+        y = np.asarray([np.nan if v is None else v for v in np.ravel(t.get("y", []))], dtype=np.float64)
+        if y.size and not np.all(np.isnan(y)):
+            out.append(f"{np.nanmax(y):.2f}")
+    return out
+
+
+def grid_numbers(weights: np.ndarray, masked, shape: tuple) -> list[str]:
+    """A canvas head grid's description numbers: each query's two strongest unmasked keys, per head."""
+    w = weights.reshape(shape)  # [heads, N_q, N_k]
+    m = np.zeros(shape, bool) if masked is None else masked.reshape(shape).astype(bool)  # [heads, N_q, N_k]
+    out = []
+    for h in range(shape[0]):
+        for i in range(shape[1]):
+            keys = sorted((j for j in range(shape[2]) if not m[h, i, j]), key=lambda j: (-w[h, i, j], j))[:2]
+            out += [f"{w[h, i, j]:.2f}" for j in keys]
+    return out
+
+
+def in_order(expected: list[str], description: str) -> bool:
+    """True when the expected numbers appear in the description in that order (other numbers may come between)."""
+    found = iter(re.findall(r"-?\d+\.\d+", description))
+    return all(any(x == e for x in found) for e in expected)
+
+
+@pytest.mark.parametrize("name", ["01_introduction.html", "zh/01_introduction.html", "04_memory_retrieval.html",
+                                  "zh/04_memory_retrieval.html"])
+def test_every_figure_has_a_name_and_its_numbers(name, site, browser, browser_context_args):
+    """Measurement: each figure's accessible name is its title and its description's numbers are those of the data
+    the page embeds (a static figure's Plotly.newPlot JSON, a panel's first state), read here in Python."""
+    page_file = site / name
+    if not page_file.exists():
+        pytest.skip(f"{name} is not in the site built")
+    html_text = page_file.read_text(encoding="utf-8")
+    context = browser.new_context(**browser_context_args)
+    tab, blocked, errors = open_offline(context, page_file)
+    try:
+        tab.wait_for_function(f"() => ({FIGURE_BOXES_JS})().every((f) => f.described)", timeout=20_000)
+        boxes = tab.evaluate(FIGURE_BOXES_JS)
+        specs = {p["id"]: p["spec"] for p in embedded(tab)}
+        assert boxes and not blocked and not errors, (blocked, errors)
+        for k, box in enumerate(boxes):
+            accessible_name, description = accessible(tab, k)
+            where = f"{name} figure {k + 1} ({box['div'] or box['panel']})"
+            if box["panel"] is None:
+                fig = page_figure(html_text, box["div"])
+                traces, layout = fig["data"], fig["layout"]
+                expected = summary_numbers(traces, layout)
+            else:
+                spec = specs[box["panel"]]
+                key = ",".join(str(c["index"]) for c in spec["controls"])
+                entry = spec["states"][key][box["index"]]
+                layout = dict(spec["base"][box["index"]]["layout"], **spec["pool"][entry[1]])
+                drawn = expected_figures(spec, key)[box["index"]]
+                if isinstance(drawn, dict):  # a head grid on a canvas: its view names it
+                    view = spec["pool"][entry[2]]
+                    shape = (len(view["cells"]), len(view["q_tokens"]), len(view["k_tokens"]))
+                    layout = {"title": view["title"]}
+                    expected = grid_numbers(drawn["weights"], drawn["masked"], shape)
+                else:
+                    expected = summary_numbers(drawn, layout)
+            title = layout.get("title", "")
+            title = title.get("text", "") if isinstance(title, dict) else title
+            title = re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", title or "")).strip()
+            assert accessible_name and re.sub(r"\s+", " ", accessible_name) == title, (where, accessible_name, title)
+            assert description and expected, (where, description, expected)
+            assert in_order(expected, description), f"{where}: {expected} not in {description!r}"
     finally:
         context.close()
