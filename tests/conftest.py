@@ -1,12 +1,20 @@
-"""Shared test fixtures: the checkers' `run`, and Debian's Chromium for the browser tests (tests/browser/, the
-notebooks in JupyterLab; tests/site_browser/, the static site), launched by pytest-playwright; and how
-pytest-xdist shares the files out (`make test`: -n 2 --dist loadfile)."""
+"""Shared test fixtures: the checkers' `run`; Debian's Chromium for the browser tests, launched by
+pytest-playwright; JupyterLab with each notebook run once per session (`lab`, `ran`: tests/browser/, tests/a11y/);
+and how pytest-xdist
+shares the tests out (`make test`: -n 2 --dist loadfile, a notebook's JupyterLab tests on one worker).
+"""
+from __future__ import annotations
+
+import glob
 import os
+import warnings
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
-from attnlib.bench.browser.lab import CHROMIUM, CHROMIUM_ARGS
+from attnlib.bench.browser.lab import CHROMIUM, CHROMIUM_ARGS, ROOT, copy_name, course_notebooks, start_lab
+from attnlib.bench.browser.notebook import NotebookPage
 
 
 @pytest.fixture
@@ -51,15 +59,152 @@ def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1280, "height": 900}}
 
 
+# --------------------------------------------------------------------- JupyterLab: one Run All per notebook
+
+# The modules whose tests look at a notebook run in JupyterLab (the `ran` fixture), in the order their tests run on
+# each notebook: the descriptions first, on the fresh Run All (a moved slider's description is debounced), then
+# axe, then the behaviour checks (the slider ones find its position themselves).
+LAB_MODULES = ("tests/browser/test_a11y_panels.py", "tests/a11y/test_lab_panels.py",
+               "tests/browser/test_notebooks_in_browser.py")
+SHOTS = ROOT / "build" / "browser"
+
+
+def notebook_paths() -> list[Path]:
+    """The course notebooks present now: notebooks/NN_*.ipynb, then the Chinese edition's notebooks/zh/NN_*.ipynb
+    (or the glob in AL_BROWSER_NOTEBOOKS)."""
+    pattern = os.environ.get("AL_BROWSER_NOTEBOOKS")  # a development aid: point at scratch notebooks
+    if pattern:
+        return sorted(Path(p).resolve() for p in glob.glob(pattern))
+    return course_notebooks(editions=True)
+
+
+def notebook_id(path: Path) -> str:
+    """A notebook's test id: its copy's stem (01_introduction, zh-01_introduction)."""
+    return Path(copy_name(path)).stem
+
+
+def pytest_generate_tests(metafunc):
+    """Parametrize `notebook` over the notebooks for every test that asks for `ran`."""
+    if "ran" in metafunc.fixturenames:
+        metafunc.parametrize("notebook", notebook_paths(), ids=notebook_id, scope="module")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """The LAB_MODULES' tests together per notebook (at the place of the first of them), so that one Run All serves
+    them all: `ran` keeps the notebook last run open until another is asked for."""
+    def key(item) -> Optional[tuple[str, int]]:
+        module = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
+        if module not in LAB_MODULES or not hasattr(item, "callspec") or "notebook" not in item.callspec.params:
+            return None
+        return notebook_id(item.callspec.params["notebook"]), LAB_MODULES.index(module)
+
+    lab = [i for i in items if key(i)]
+    if not lab:
+        return
+    order = {k: n for n, k in enumerate(dict.fromkeys(key(i)[0] for i in lab))}
+    grouped = sorted(lab, key=lambda i: (order[key(i)[0]], key(i)[1]))  # stable: a module's own order kept
+    first = items.index(lab[0])
+    rest = [i for i in items if not key(i)]
+    items[:] = rest[:first] + grouped + rest[first:]
+
+
+@pytest.fixture(scope="session")
+def lab(chromium, tmp_path_factory):
+    """JupyterLab on 127.0.0.1 (random port and token) on copies of the notebooks; stopped at the end."""
+    try:
+        server = start_lab(tmp_path_factory.mktemp("browser-lab"), notebook_paths())
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class LabRuns:
+    """The notebook run last with Run All, kept open for the next test that asks for the same notebook.
+
+    Screenshots of it land in build/browser/ (NN.png, NN_panel.png; zh-NN) when another notebook is asked for.
+    """
+
+    def __init__(self, lab, browser, context_args: dict):
+        self.lab, self.browser, self.context_args = lab, browser, context_args
+        self.notebook, self.context, self.nb, self.error = None, None, None, None
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for old in SHOTS.glob("*.png"):  # build/browser/ shows only this run
+            old.unlink()
+
+    def get(self, notebook: Path):
+        """`notebook` opened in JupyterLab and run with Run All (once: then the same page)."""
+        if notebook != self.notebook:
+            self.close()
+            self.notebook, self.error = notebook, None
+            self.context = self.browser.new_context(**self.context_args)
+            name = copy_name(notebook)  # notebooks/zh/01_x.ipynb runs as zh-01_x.ipynb
+            self.nb = NotebookPage(self.context.new_page(), self.lab, name)
+            try:
+                self.nb.open(workspace=f"browser-test-{Path(name).stem}")
+                self.nb.run_all()
+            except Exception as exc:  # every test of this notebook gets the same error, without another run
+                self.error = exc
+        if self.error is not None:
+            raise self.error
+        return self.nb
+
+    def close(self) -> None:
+        """Screenshots of the open notebook, then its tab and kernel closed."""
+        if self.notebook is None:
+            return
+        name = self.nb.name
+        try:
+            if self.error is None:
+                self.nb.screenshots(SHOTS, name.split("_")[0])  # NN or zh-NN
+        except Exception as exc:  # noqa: BLE001  (a screenshot must not fail the tests)
+            warnings.warn(f"screenshot of {name} failed: {exc}", stacklevel=1)
+        finally:
+            self.context.close()
+            self.lab.shutdown_kernels_of(name)
+            self.notebook = self.context = self.nb = self.error = None
+
+
+@pytest.fixture(scope="session")
+def lab_runs(lab, browser, browser_context_args):
+    """One Run All per notebook for the whole session, shared by every module that asks for `ran`."""
+    runs = LabRuns(lab, browser, browser_context_args)
+    try:
+        yield runs
+    finally:
+        runs.close()
+
+
+@pytest.fixture(scope="session")
+def shots(lab_runs) -> Path:
+    """build/browser/ (emptied when the session's first notebook runs): the JupyterLab tests' screenshots."""
+    return SHOTS
+
+
+@pytest.fixture(scope="module")
+def ran(notebook, lab_runs):
+    """`notebook` opened in JupyterLab and run with Run All: a NotebookPage (its Run All result is `.run`).
+
+    The same page for every test of the notebook in every module (tests/browser/, tests/a11y/): tests run in
+    LAB_MODULES' order on it and leave it usable (a panel's controls may have moved)."""
+    return lab_runs.get(notebook)
+
+
 # Files that create the hub's system users and start hubs (tests/hub/, and tests/test_commands.py's make hub-bench):
 # one worker runs them one after the other, as a single run would.
 ONE_AFTER_THE_OTHER = ("tests/hub/", "tests/test_commands.py")
+# Files that build and look at the site and decks: one worker, which builds once, no one waiting.
+SITE_FILES = ("tests/site_browser/", "tests/a11y/test_site_axe.py", "tests/a11y/test_motion_zoom.py")
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Under --dist loadfile, every test file goes to one worker (a notebook's cells share its kernel, a browser
-    module its JupyterLab), and the ONE_AFTER_THE_OTHER files all to the same one."""
+    """Under --dist loadfile, every test file goes to one worker (a notebook's cells share its kernel), the
+    ONE_AFTER_THE_OTHER files all to the same one, the SITE_FILES to one, and every LAB_MODULES test of one notebook
+    (node id ending in [<notebook id>]) to one: its single Run All."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -67,6 +212,12 @@ def pytest_xdist_make_scheduler(config, log):
     class Scheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             file = super()._split_scope(nodeid)
-            return "hub" if file.startswith(ONE_AFTER_THE_OTHER) else file
+            if file.startswith(ONE_AFTER_THE_OTHER):
+                return "hub"
+            if file.startswith(SITE_FILES):
+                return "site"
+            if file in LAB_MODULES and nodeid.endswith("]") and "[" in nodeid:
+                return "lab[" + nodeid.rsplit("[", 1)[1]
+            return file
 
     return Scheduling(config, log)

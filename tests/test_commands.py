@@ -45,6 +45,7 @@ RUN = {
     "make slides": "test_make_site_and_slides_of_notebook_01 (make site builds the same decks with the same "
                    "command, --slides; the slides-only form is in test_dry_runs: a second deck build costs ~40 s)",
     "python -m attnlib.bench site": "test_make_site_and_slides_of_notebook_01 (--no-build on that site)",
+    "python -m attnlib.bench a11y": "test_make_site_and_slides_of_notebook_01 (--no-build on that site and decks)",
     "python scripts/cpu_audit.py": "test_script_help (a full audit executes every notebook under 4 CPU variants)",
     "python scripts/cpu_variants.py": "test_script_help (its probe runs every variant)",
     "python scripts/execute_notebooks.py": "test_execute_notebooks_on_a_copy_of_01 (in place on the real ones)",
@@ -55,9 +56,9 @@ RUN = {
     "make hub-bench": "test_hub_commands (STUDENTS=2, where the hub tests run)",
     "python -m attnlib.bench hub": "test_hub_commands (make hub-bench runs it)",
     "make hub-assignments": "tests/hub/test_hub_homework.py (homework.make_course, what the target runs: "
-                            "hub/homework.py assignments)",
+                            "hub/homework.py assignments) and test_dry_runs",
     "make hub-grades": "tests/hub/test_hub_homework.py (homework.export_grades after a full release, submit, "
-                       "autograde loop)",
+                       "autograde loop) and test_dry_runs",
 }
 NOT_RUN = {
     "make": "the word `make` in prose (what you need installed), not a command",
@@ -192,7 +193,8 @@ def test_dry_runs():
     """What running would block on or destroy: the Makefile has the target and expands it without error."""
     for args in (["lab"], ["lab-zh"], ["lab", "PORT=8890"], ["lab", "TORCH_INDEX=https://download.pytorch.org/whl/cpu"],
                  ["clean"], ["test"], ["check"], ["slides"], ["hub"], ["hub-teacher", "NAME=kim"],
-                 ["hub-password", "NAME=ana"], ["hub-reset", "NAME=ana"], ["hub-remove", "NAME=ana"]):
+                 ["hub-password", "NAME=ana"], ["hub-reset", "NAME=ana"], ["hub-remove", "NAME=ana"],
+                 ["hub-assignments"], ["hub-grades", "GRADES=grades.csv"]):
         run("make", "-n", *args, timeout=60)
 
 
@@ -226,7 +228,7 @@ def test_latency_of_notebook_01_quick():
 
 
 def test_make_site_and_slides_of_notebook_01(tmp_path):
-    """make site (pages and decks of 01 in both editions), then the site bench on those pages."""
+    """make site (pages and decks of 01 in both editions), then the site and a11y benches on those pages."""
     run("make", "site", f"NOTEBOOKS={NB01}", f"SITE_DIR={tmp_path}/site", f"SLIDES_DIR={tmp_path}/slides",
         timeout=600)
     assert (tmp_path / "site" / "01_introduction.html").exists() and (tmp_path / "slides" / "zh").is_dir()
@@ -234,6 +236,10 @@ def test_make_site_and_slides_of_notebook_01(tmp_path):
         out = run(sys.executable, "-m", "attnlib.bench", "site", "--site", str(tmp_path / "site"), "--no-build",
                   "--repeats", "1", timeout=300)
         assert len(json_lines(out)[-1]["pages"]) == 2
+        out = run(sys.executable, "-m", "attnlib.bench", "a11y", "--no-build", "--site", str(tmp_path / "site"),
+                  "--slides", str(tmp_path / "slides"), timeout=600)
+        report = json_lines(out)[-1]
+        assert len(report["pages"]) >= 4 and report["critical"] == 0 and report["serious"] == 0, report
 
 
 def test_script_help():

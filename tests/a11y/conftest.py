@@ -1,12 +1,12 @@
-"""Fixtures for the accessibility tests: the site and the decks built once per session (both editions), Debian's
-Chromium (tests/conftest.py), and JupyterLab with each notebook run (tests/browser/conftest.py's fixtures).
+"""Fixtures for the accessibility tests: the site and the decks of both editions built once per session into
+build/a11y/built/ (execution cache build/executed, shared with tests/site_browser/), Debian's Chromium, and JupyterLab
+with each notebook run (tests/conftest.py's `ran`: the Run All that tests/browser/ looks at too).
 
 Without /usr/bin/chromium (or playwright) the browser tests skip, except when CI is set: then they fail.
 AL_A11Y_BUILT=DIR checks a build already there (DIR/site and DIR/slides, e.g. `make site` into build/: DIR=build).
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -15,16 +15,8 @@ import pytest
 from attnlib.bench.a11y import build
 
 ROOT = Path(__file__).resolve().parents[2]
-OUT = ROOT / "build" / "a11y"
 
 collect_ignore_glob = ["*.ipynb", ".ipynb_checkpoints"]
-
-# JupyterLab's fixtures (lab, ran, the `notebook` parametrization) are tests/browser/conftest.py's own, loaded by
-# path: one definition of how a notebook is opened and run.
-_spec = importlib.util.spec_from_file_location("al_browser_conftest", ROOT / "tests" / "browser" / "conftest.py")
-_browser = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_browser)
-lab, ran, pytest_generate_tests = _browser.lab, _browser.ran, _browser.pytest_generate_tests
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -45,13 +37,6 @@ def built(chromium) -> tuple[Path, Path]:
     if given:
         return Path(given).resolve() / "site", Path(given).resolve() / "slides"
     try:
-        return build(OUT / "built", [])
+        return build(ROOT / "build" / "a11y" / "built", [])
     except RuntimeError as exc:
         pytest.fail(str(exc), pytrace=False)
-
-
-@pytest.fixture(scope="session")
-def shots() -> Path:
-    """build/a11y/shots/ (the JupyterLab notebooks' screenshots of this folder's run)."""
-    (OUT / "shots").mkdir(parents=True, exist_ok=True)
-    return OUT / "shots"
