@@ -146,6 +146,8 @@ def control_spec(name: str, control: Any) -> dict:
         spec.update(kind="range", values=values, labels=[shown(v) for v in values], numeric=True)
     else:  # text boxes, range sliders ...: not on a page
         spec.update(kind="fixed", values=[value], labels=[shown(value)])
+    if spec.get("numeric") and isinstance(value, float):  # the step the value was rounded to is the value itself
+        spec["values"] = [value if isinstance(v, float) and rounded(v) == rounded(value) else v for v in spec["values"]]
     if value not in spec["values"]:  # a value between steps: keep it, in order
         spec["values"] = sorted(spec["values"] + [value]) if spec["numeric"] else spec["values"] + [value]
         spec["labels"] = [shown(v) for v in spec["values"]] if spec["numeric"] else spec["labels"] + [shown(value)]
