@@ -221,3 +221,14 @@ def pytest_xdist_make_scheduler(config, log):
             return file
 
     return Scheduling(config, log)
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny tensors: one thread is faster on a shared machine and bit-for-bit repeatable."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)

@@ -17,14 +17,7 @@ from attnlib.induction import (
     train_induction,
 )
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny tensors: one thread is faster on a shared machine and bit-for-bit repeatable."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py: tiny tensors on one thread
 
 
 def test_repeated_blocks_repeat_their_block_and_shift_the_targets():

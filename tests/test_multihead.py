@@ -8,14 +8,7 @@ import attnlib as al
 from attnlib.modules import MultiHeadAttention
 from attnlib.tiny import TinyAttentionModel, relation_mass, train_tiny_model
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny tensors: one thread is faster on a shared machine and bit-for-bit repeatable."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py: tiny tensors on one thread
 
 
 # ---------------------------------------------------------------- data
