@@ -505,6 +505,18 @@ def test_failed_update_leaves_the_view_as_it_was(monkeypatch):
     assert panel.status.startswith("⚠ ValueError")
 
 
+def test_a_view_that_drew_nothing_gets_the_whole_state_again(monkeypatch):
+    panel, _ = _simple_panel(title="Demo")
+    view = panel.view
+    sent = _sent(panel, monkeypatch)
+    view._on_msg(view, {"drawn": view.revision}, [])  # a view that drew the newest revision: nothing to resend
+    assert sent == []
+    view._on_msg(view, {"drawn": 0}, [])  # a view drew revision 0 (empty) although revision 1 went out
+    (msg, buffers), = sent
+    assert msg["state"]["revision"] == view.revision == 1 and msg["state"]["figures"][0]["kind"] == "grid"
+    assert buffers  # the weights again, as a binary buffer
+
+
 def test_panel_replaces_a_view_the_browser_stopped_answering():
     panel, _ = _simple_panel(title="Demo")
     old = panel.view

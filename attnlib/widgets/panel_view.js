@@ -880,10 +880,13 @@ export default {
     model.on("change:revision", arrived);
     schedule();
     const late = setTimeout(() => nameHandles(el), 1000);  // the controls may render after the figures
+    // a revision whose change event never reached this view (a busy page) is drawn within a second all the same
+    const check = setInterval(() => { if (String(model.get("revision")) !== el.dataset.revision) schedule(); }, 1000);
     return () => {
       cancelAnimationFrame(frame);
       clearTimeout(later);
       clearTimeout(late);
+      clearInterval(check);
       model.off("change:revision", arrived);
     };
   },

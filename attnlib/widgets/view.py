@@ -212,5 +212,7 @@ class PanelView(anywidget.AnyWidget):
     def _on_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:
         """A view drew revision content["drawn"]."""
         if isinstance(content, dict) and isinstance(content.get("drawn"), int):
+            if content["drawn"] == 0 and self.revision:  # a view drew nothing, yet figures went out: lost on the way
+                self.send_state()  # (a busy browser can miss the update sent right after the widget's creation)
             self.drawn = max(self.drawn, content["drawn"])
             self._waiting_since = None if self.drawn >= self.revision else time.monotonic()

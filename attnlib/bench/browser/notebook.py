@@ -79,6 +79,7 @@ PANEL_JS = f"""() => {{{FIGURE_JS}
   const handle = document.querySelector("{HANDLE}");
   return {{
     panels: panels.length, figure: !!(grid(panels[0]) || plot(panels[0])), z: data(panels[0]) !== null,
+    drawn: panels[0]?.querySelector('.al-figures')?.dataset.revision ?? null,  // the revision its view drew last
     handle: !!handle, label: handle ? handle.getAttribute('aria-label') : null,
     now: handle ? Number(handle.getAttribute('aria-valuenow')) : null,
     min: handle ? Number(handle.getAttribute('aria-valuemin')) : null,
@@ -260,8 +261,9 @@ class NotebookPage:
 
     def main_panel(self, timeout_s: float = 30) -> dict:
         """Scroll to the main panel, as a learner would, then wait for its heatmap and slider handle; return
-        PANEL_JS's state (check "panels" == 1). JupyterLab may defer drawing an output far outside the viewport:
-        once (04, in CI) a panel scrolled away had not drawn after 30 s."""
+        PANEL_JS's state (check "panels" == 1; "drawn" is the revision its view drew last). In CI, twice, 04's main
+        panel showed its controls but never its figures (its view had drawn revision 0): PanelView now sends its
+        whole state again to a view that reports revision 0, and the view redraws a revision it was not told of."""
         self.wait_for(PANEL_JS, lambda s: s["panels"] >= 1, timeout_s, "main panel (.al-main-panel)")
         self.page.locator(".al-main-panel").first.scroll_into_view_if_needed()
         state = self.wait_for(PANEL_JS, lambda s: s["panels"] > 1 or (s["z"] and s["handle"]), timeout_s,
