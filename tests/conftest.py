@@ -64,8 +64,8 @@ def browser_context_args(browser_context_args):
 # The modules whose tests look at a notebook run in JupyterLab (the `ran` fixture), in the order their tests run on
 # each notebook: the descriptions first, on the fresh Run All (a moved slider's description is debounced), then
 # axe, then the behaviour checks (the slider ones find its position themselves).
-LAB_MODULES = ("tests/browser/test_a11y_panels.py", "tests/a11y/test_lab_panels.py",
-               "tests/browser/test_notebooks_in_browser.py")
+LAB_MODULES = ("tests/browser/test_a11y_panels.py", "tests/browser/test_a11y_static_figures.py",
+               "tests/a11y/test_lab_panels.py", "tests/browser/test_notebooks_in_browser.py")
 SHOTS = ROOT / "build" / "browser"
 
 

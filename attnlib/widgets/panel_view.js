@@ -802,6 +802,70 @@ class Described {  // a figure that plotly.js draws in `div`: its name, descript
   summary() { return chartSummary(this.raw, this.texts); }
 
   tables() { return chartTables(this.raw, this.texts); }
+
+  static plotly(div, wrap, texts) {  // a figure plotly.js drew outside a panel, from div.data and div.layout
+    const layout = decoded(div.layout || {}), data = decoded(div.data || []), meta = layout.meta || {};
+    const kept = meta.kind === "head_grid"  // a head grid's weights (every other trace), not its mask traces
+      ? data.filter((tr, k) => k % 2 === 0 && k < 2 * Number(meta.slots ?? 1) && tr.visible !== false) : data;
+    const figure = div.alDescribed || (div.alDescribed = new Described(wrap, div, texts));
+    figure.describe({ data: kept.map((tr) => (tr.type === "heatmap" ? tokens(tr, layout) : tr)), layout });
+    return figure;
+  }
+}
+
+// plotly.py writes a numpy array as {dtype, bdata (base64), shape}: as the nested lists a description reads.
+const TYPES = { f8: Float64Array, f4: Float32Array, i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array,
+  i4: Int32Array, u4: Uint32Array };
+function decoded(value) {
+  if (Array.isArray(value)) return value.map(decoded);
+  if (ArrayBuffer.isView(value)) return Array.from(value);
+  if (!value || typeof value !== "object") return value;
+  if (typeof value.bdata === "string" && TYPES[value.dtype]) {
+    const bytes = Uint8Array.from(atob(value.bdata), (ch) => ch.charCodeAt(0)), flat = Array.from(new TYPES[value.dtype](bytes.buffer));
+    const cols = parseInt(String(value.shape ?? flat.length).split(",")[1], 10);
+    return cols ? Array.from({ length: flat.length / cols }, (_, r) => flat.slice(r * cols, (r + 1) * cols)) : flat;
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === "template" ? v : decoded(v)]));
+}
+
+function tokens(trace, layout) {  // a heatmap drawn at 0..n-1 with the tokens as tick text: its x and y as the tokens
+  const out = { ...trace };
+  for (const letter of ["x", "y"]) {
+    const axis = layout[(trace[`${letter}axis`] || letter).replace(/^(.)(\d*)$/, "$1axis$2")] || {};
+    const vals = axis.tickvals, names = axis.ticktext, n = letter === "y" ? arr(trace.z).length : arr(arr(trace.z)[0]).length;
+    if (!Array.isArray(vals) || !Array.isArray(names)) continue;
+    out[letter] = (Array.isArray(trace[letter]) ? trace[letter] : [...Array(n).keys()]).map((v) => {
+      const k = vals.indexOf(v);
+      return k >= 0 && names[k] !== undefined ? names[k] : v;
+    });
+  }
+  return out;
+}
+
+// JupyterLab: the plotly figures a notebook shows as plain outputs (jupyterlab-plotly's renderer, outside any panel)
+// get the same name, description and table, described once plotly has drawn them and again after each redraw.
+// The first panel view of a notebook starts this, with its words (the kernel's language).
+function describeOutputs(notebook, texts) {
+  if (!notebook || (lib.notebooks ||= new WeakSet()).has(notebook)) return;
+  lib.notebooks.add(notebook);
+  let later = 0;
+  const describe = (gd) => {
+    try { Described.plotly(gd, gd.alWrap, texts); } catch (err) {
+      if (!lib.warned) console.warn("[attnlib] a figure could not be described:", err);
+      lib.warned = true;
+    }
+  };
+  const scan = () => {
+    later = 0;
+    for (const gd of notebook.querySelectorAll(".jp-OutputArea-output.js-plotly-plot, .jp-OutputArea-output .js-plotly-plot")) {
+      if (gd.alWrap || gd.closest(".al-panel, .al-plotly") || !Array.isArray(gd.data) || typeof gd.on !== "function") continue;
+      gd.alWrap = node("div", "al-outside", gd);
+      describe(gd);
+      gd.on("plotly_afterplot", () => describe(gd));
+    }
+  };
+  new MutationObserver(() => { later ||= setTimeout(scan, 300); }).observe(notebook, { childList: true, subtree: true });
+  scan();
 }
 
 class PlotlyFigure extends Described {  // any other figure of a panel: Plotly.react redraws only what changed
@@ -873,6 +937,7 @@ export default {
       if (anyPlotly) plotly();
       el.dataset.revision = String(revision);
       nameHandles(el);
+      describeOutputs(el.closest(".jp-Notebook"), model.get("texts"));
       model.send({ drawn: revision });
     };
     const schedule = () => { if (!frame) frame = requestAnimationFrame(draw); };

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import html
-import json
 import re
 
 from nbconvert.preprocessors import Preprocessor
@@ -28,24 +27,12 @@ def plotly_html(fig: dict, div_id: str, language: str = "en", *, describe: bool 
     page's static_panel.js then gives it its name, description in numbers and table (a figure outside a panel)."""
     import plotly.io as pio
 
-    keep = json.dumps(described_traces(fig))
-    after = f'window.alDescribeFigure && window.alDescribeFigure("{{plot_id}}", {keep});' if describe else None
+    after = 'window.alDescribeFigure && window.alDescribeFigure("{plot_id}");' if describe else None
     body = pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id, validate=False,
                        post_script=after, config={"displaylogo": False, "responsive": True,
                                                   "modeBarButtonsToRemove": ["sendChartToCloud"]})  # it would go online
     label = html.escape(figure_label(fig, language))
     return f'<figure class="al-figure" role="group" aria-label="{label}">{body}</figure>'
-
-
-def described_traces(fig: dict) -> list[int] | None:
-    """The traces a page describes of a static figure: a head grid's weights ("head i" of each slot's pair; not
-    its mask traces, not markers added by code), else None (every trace)."""
-    meta = fig.get("layout", {}).get("meta") or {}
-    if not isinstance(meta, dict) or meta.get("kind") != "head_grid":
-        return None
-    data = fig.get("data", [])
-    pairs = range(0, min(2 * int(meta.get("slots", 1)), len(data)), 2)
-    return [k for k in pairs if data[k].get("visible", True) is not False]
 
 
 def figure_label(fig: dict, language: str = "en") -> str:

@@ -178,58 +178,15 @@
     });
   };
 
-  // plotly.py writes a numpy array as {dtype, bdata (base64), shape}: as the nested lists the describer reads.
-  var TYPES = {f8: Float64Array, f4: Float32Array, i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array,
-               i4: Int32Array, u4: Uint32Array};
-  function plain(value) {
-    if (Array.isArray(value)) { return value.map(plain); }
-    if (ArrayBuffer.isView(value)) { return Array.from(value); }
-    if (!value || typeof value !== "object") { return value; }
-    if (typeof value.bdata === "string" && TYPES[value.dtype]) {
-      var bytes = Uint8Array.from(atob(value.bdata), function (ch) { return ch.charCodeAt(0); });
-      var flat = Array.from(new TYPES[value.dtype](bytes.buffer)), shape = String(value.shape || flat.length).split(",");
-      var cols = shape.length > 1 ? parseInt(shape[1], 10) : 0, rows = [];
-      if (!cols) { return flat; }
-      for (var r = 0; r < flat.length / cols; r++) { rows.push(flat.slice(r * cols, (r + 1) * cols)); }
-      return rows;
-    }
-    var out = {};
-    Object.keys(value).forEach(function (k) { out[k] = k === "template" ? value[k] : plain(value[k]); });
-    return out;
-  }
-
-  // A heatmap drawn at positions 0..n-1 with the tokens as tick text: its x and y as the tokens, so that its
-  // description and table name the tokens, not the positions.
-  function tokens(trace, layout) {
-    var out = Object.assign({}, trace);
-    ["x", "y"].forEach(function (letter) {
-      var axis = layout[(trace[letter + "axis"] || letter).replace(/^(.)(\d*)$/, "$1axis$2")] || {};
-      var vals = axis.tickvals, text = axis.ticktext;
-      if (!Array.isArray(vals) || !Array.isArray(text)) { return; }
-      var at = Array.isArray(trace[letter]) ? trace[letter] : null;
-      var n = letter === "y" ? (trace.z || []).length : ((trace.z || [])[0] || []).length;
-      out[letter] = (at || Array.from({length: n}, function (_, k) { return k; })).map(function (v) {
-        var k = vals.indexOf(v);
-        return k >= 0 && text[k] !== undefined ? text[k] : v;
-      });
-    });
-    return out;
-  }
-
   var TEXTS = null;  // the view's words in the page's language (attnlib.widgets.view.texts()), once per page
-  window.alDescribeFigure = function (id, keep) {
+  window.alDescribeFigure = function (id) {
     /* A plotly figure outside a panel, once plotly drew it: its name (layout title), its description in numbers
-       and its "Show as table" toggle, from the figure it drew (outputs.py calls this after Plotly.newPlot).
-       `keep`: the indices of the traces to describe (a head grid's weights, not its mask traces), else all. */
+       and its "Show as table" toggle, from the figure it drew (outputs.py calls this after Plotly.newPlot), by the
+       live view's own code (panel_view.js's Described.plotly, the same as for a notebook's plotly outputs). */
     var div = document.getElementById(id), words = document.getElementById("al-view-texts");
     if (!div || !words || !window.alCanvas || !window.alCanvas.Described) { return null; }
     TEXTS = TEXTS || JSON.parse(words.textContent);
-    var figure = {data: plain(div.data), layout: plain(div.layout)};
-    if (keep) { figure.data = keep.map(function (k) { return figure.data[k]; }); }
-    figure.data = figure.data.map(function (tr) { return tr.type === "heatmap" ? tokens(tr, figure.layout) : tr; });
-    var described = new window.alCanvas.Described(div.closest(".al-figure") || div.parentNode, div, TEXTS);
-    described.describe(figure);
-    return described;
+    return window.alCanvas.Described.plotly(div, div.closest(".al-figure") || div.parentNode, TEXTS);
   };
 
   function start() {
