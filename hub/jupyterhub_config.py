@@ -91,7 +91,8 @@ roster = classroom.load_roster(settings)
 # re-reads the roster at each login, so students added later can log in without a restart.
 c.Authenticator.allowed_users = {n for n, u in roster.items() if u.get("role") == "student"}
 c.Authenticator.admin_users = {n for n, u in roster.items() if u.get("role") == "teacher"}
-c.Authenticator.any_allow_config = True  # RosterAuthenticator.check_allowed is the allow rule, even with no students yet
+# RosterAuthenticator.check_allowed is the allow rule, even with no students yet
+c.Authenticator.any_allow_config = True
 c.JupyterHub.template_vars = {
     "announcement_login": "Log in with the name and password your teacher gave you.",
 }

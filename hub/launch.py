@@ -185,7 +185,8 @@ def start_hub(settings: classroom.Settings, net: Network, log=None, tie_to_paren
     env = {**os.environ, **settings.as_env(), **net.as_env(), **(extra_env or {})}
     cmd = [sys.executable, "-m", "jupyterhub", "-f", str(CONFIG)]
     # its own session: a Ctrl-C reaches only us, and we stop the hub with exactly one SIGINT
-    return subprocess.Popen(cmd, env=env, cwd=str(settings.state), stdout=log, stderr=subprocess.STDOUT if log else None,
+    return subprocess.Popen(cmd, env=env, cwd=str(settings.state), stdout=log,
+                            stderr=subprocess.STDOUT if log else None,
                             preexec_fn=_child_setup(tie_to_parent), start_new_session=True)
 
 
@@ -250,8 +251,10 @@ def banner(settings: classroom.Settings, net: Network, limits_line: str = "") ->
     else:
         lines += [
             "A public address needs HTTPS in front (passwords would cross the network in clear):",
-            f"  a reverse proxy with a certificate, e.g. `caddy reverse-proxy --from hub.example.org --to 127.0.0.1:{net.port}`, or",
-            "  JupyterHub's own: make hub HUB_IP=0.0.0.0 HUB_PORT=443 HUB_SSL_CERT=fullchain.pem HUB_SSL_KEY=privkey.pem",
+            "  a reverse proxy with a certificate, e.g. "
+            f"`caddy reverse-proxy --from hub.example.org --to 127.0.0.1:{net.port}`, or",
+            "  JupyterHub's own: "
+            "make hub HUB_IP=0.0.0.0 HUB_PORT=443 HUB_SSL_CERT=fullchain.pem HUB_SSL_KEY=privkey.pem",
         ]
         if not net.is_loopback:
             lines.append(f"WARNING: this hub listens on {net.ip} over plain HTTP.")
