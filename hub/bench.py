@@ -154,25 +154,27 @@ def _measure_fault(settings, students: list[Student], proc, net, args: argparse.
     result["fault_contained"] = bool(found) and contained(args.fault, found, others, counters, lim.cpu_cores)
     ok_before = [s for s in others if not s.error]
 
-    async def class_without_fault() -> None:
+    async def class_without_fault() -> list[float]:
         client = Client(net.local_url, args.students)
         deadline = time.monotonic() + args.timeout
         await asyncio.gather(*(guarded(s, run_notebook(client, s, args.notebook, deadline, slider=False), deadline,
                                        args.timeout) for s in ok_before))
+        cpu_s = _cpu_seconds(counters, ok_before, cpu0)  # before the servers stop: a stopped server's group goes
         await stop_servers(client, students)
+        return cpu_s
 
     for s in ok_before:
         s.run_s = float("nan")
     cpu0 = {s.name: counters(s.name)["cpu_ns"] for s in ok_before}
     hub_ok = proc.poll() is None
-    asyncio.run(class_without_fault())
+    cpu_s_no_fault = asyncio.run(class_without_fault())
     sampler.stop.set()
     sampler.join(10)
     hub_ok = hub_ok and proc.poll() is None
     result.update({
         "fault": args.fault, "hub_ok": hub_ok, "fault_contained": result["fault_contained"] and hub_ok,
         "run_p95_s_no_fault": round(percentile([s.run_s for s in ok_before if not s.error], 95), 1),
-        "cpu_s_p50_no_fault": round(percentile(_cpu_seconds(counters, ok_before, cpu0), 50), 1),
+        "cpu_s_p50_no_fault": round(percentile(cpu_s_no_fault, 50), 1),
         "errors_no_fault": sum(1 for s in ok_before if s.error),
         "limits": tree.describe(lim), "fault_details": {**found, "error": faulty.error},
         "students": args.students, "others": len(others),
