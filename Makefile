@@ -52,7 +52,7 @@ zh-check: $(STAMP)
 OTHER_CPU ?= 1
 
 # ruff runs first: a lint error fails in seconds, before the notebooks run.
-LINT_PATHS := attnlib scripts tests notebooks
+LINT_PATHS := attnlib scripts tests notebooks hub
 
 # Both pytest runs use JOBS workers (pytest-xdist; JOBS=1: one process). --dist loadfile keeps each test file
 # on one worker: a notebook's cells share its kernel, a browser test module its JupyterLab or site.
@@ -61,7 +61,10 @@ XDIST := $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 # scripts/nbcache.py keeps each notebook's nbval execution in build/nbcache/, keyed by everything that decides
 # its outputs (the notebook, attnlib, the installed packages, the CPU and its settings): a notebook whose key
 # matches is compared from the kept outputs, without a kernel. NBCACHE=0 executes every notebook.
-NBVAL_RUN := PYTHONPATH=scripts $(BIN)/python -m pytest $(XDIST) -p nbcache -p testcache --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+# --nbcache-site: the first pass's kernels run as the site builder's (live panels as their static bundles, the same
+# text/plain) and the site tests' build reads those executions: each notebook runs once for both.
+NBVAL_RUN := PYTHONPATH=scripts $(BIN)/python -m pytest $(XDIST) -p nbcache -p testcache --nbval --nbcache-site \
+  --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 test: $(STAMP)
 	@echo "== ruff check $(LINT_PATHS) (configured in pyproject.toml) =="

@@ -1,5 +1,6 @@
-"""scripts/nbcache.py: a kept nbval execution is reused only while everything that decides its outputs is the same,
-and a reused one is still compared with nbval's rules (so a wrong kept output fails)."""
+"""scripts/nbstore.py and nbstore.py: a kept nbval execution is reused only while everything that decides its outputs
+is the same, and a reused one is still compared with nbval's rules (so a wrong kept output fails); with
+--nbcache-site, nbval and the site builder share one execution per notebook."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-import nbcache  # noqa: E402
+import nbstore  # noqa: E402
 
 
 def fake_checkout(root: Path) -> Path:
@@ -31,11 +32,11 @@ def fake_checkout(root: Path) -> Path:
 def test_the_key_changes_with_each_input_that_decides_the_outputs(tmp_path, monkeypatch):
     # identity (checked): the key follows the notebook's cells, every attnlib file, the pins, the edition and the
     # CPU setting; it stays put when nothing changed
-    monkeypatch.setattr(nbcache, "ROOT", tmp_path)
+    monkeypatch.setattr(nbstore, "ROOT", tmp_path)
     notebook = fake_checkout(tmp_path)
-    env = nbcache.environment_identity()
-    before = nbcache.notebook_key(notebook, env, "")
-    assert nbcache.notebook_key(notebook, env, "") == before
+    env = nbstore.environment_identity()
+    before = nbstore.notebook_key(notebook, env, "")
+    assert nbstore.notebook_key(notebook, env, "") == before
     changes = {
         "a notebook cell": lambda: notebook.write_text(notebook.read_text().replace("1 + 1", "1 + 2")),
         "an attnlib module": lambda: (tmp_path / "attnlib" / "core.py").write_text("X = 2\n"),
@@ -44,26 +45,27 @@ def test_the_key_changes_with_each_input_that_decides_the_outputs(tmp_path, monk
     }
     for name, change in changes.items():
         change()
-        after = nbcache.notebook_key(notebook, env, "")
+        after = nbstore.notebook_key(notebook, env, "")
         assert after != before, f"changing {name} left the key as it was"
         before = after
     zh = tmp_path / "notebooks" / "zh" / "01_x.ipynb"
     zh.parent.mkdir()
     zh.write_bytes(notebook.read_bytes())
-    assert nbcache.notebook_key(zh, env, "") != before, "the Chinese edition's copy shares the English key"
+    assert nbstore.notebook_key(zh, env, "") != before, "the Chinese edition's copy shares the English key"
     for name, value in [("ATEN_CPU_CAPABILITY", "default"), ("OMP_NUM_THREADS", "1"), ("MKL_CBWR", "COMPATIBLE")]:
         monkeypatch.setenv(name, value)
-        other = nbcache.environment_identity()
-        assert nbcache.notebook_key(notebook, other, "") != before, f"{name}={value} left the key as it was"
-        assert nbcache.entry_path(notebook, other) != nbcache.entry_path(notebook, env), "one file for two settings"
-    assert nbcache.notebook_key(notebook, env, "('--nbval-current-env',)") != before
+        other = nbstore.environment_identity()
+        assert nbstore.notebook_key(notebook, other, "") != before, f"{name}={value} left the key as it was"
+        assert nbstore.entry_path(notebook, other) != nbstore.entry_path(notebook, env), "one file for two settings"
+    assert nbstore.notebook_key(notebook, env, "('--nbval-current-env',)") != before
 
 
-def nbval(notebook: Path, cache: Path, cell: str = "") -> subprocess.CompletedProcess:
+def nbval(notebook: Path, cache: Path, cell: str = "", *options: str) -> subprocess.CompletedProcess:
     """Strict nbval on `notebook` (or its `cell`, e.g. "Cell 1") with the plugin loaded and kept runs in `cache`."""
     env = dict(os.environ, NBCACHE_DIR=str(cache), PYTHONPATH=str(ROOT / "scripts"))
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nbcache",
-                           "--nbval", "--rootdir", str(notebook.parent), str(notebook) + (f"::{cell}" if cell else "")],
+                           "--nbval", *options, "--rootdir", str(notebook.parent),
+                           str(notebook) + (f"::{cell}" if cell else "")],
                           cwd=notebook.parent, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -92,7 +94,65 @@ def test_a_kept_execution_is_replayed_and_still_compared(tmp_path):
     third = nbval(notebook, cache)
     assert third.returncode == 1 and "1 failed, 1 passed" in third.stdout, third.stdout
     assert "Cell outputs differ" in third.stdout and "41" in third.stdout
-    entry.unlink()
+    assert not entry.exists(), "a kept execution that failed the comparison was kept"
     one_cell = nbval(notebook, cache, "Cell 1")  # run in part: nothing is kept
     assert one_cell.returncode == 0 and "1 passed" in one_cell.stdout, one_cell.stdout
     assert not list(cache.glob("*.json")), "a notebook run in part was kept"
+
+
+# A cell that shows what a live panel shows: in the site builder's kernel (ATTNLIB_STATIC=1) a bundle with the site's
+# parts and the same text/plain; the committed output is the live one (a widget view and the text/plain).
+PANEL_CELL = """import os
+from IPython.display import publish_display_data
+site = os.environ.get("ATTNLIB_STATIC") == "1"
+publish_display_data({"text/plain": "LivePanel: x", "text/html": "<p>note</p>",
+                      "application/vnd.attnlib.panel-snapshot+json": {"figures": []}} if site else
+                     {"text/plain": "LivePanel: x", "application/vnd.jupyter.widget-view+json": {"model_id": "m"}})
+print("site" if site else "live")"""
+
+
+def panel_notebook(root: Path, printed: str) -> Path:
+    """A notebook of PANEL_CELL whose committed outputs are the live panel's and `printed`."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PANEL_CELL)])
+    nb.cells[0].outputs = [nbformat.v4.new_output("display_data", {
+        "text/plain": "LivePanel: x", "application/vnd.jupyter.widget-view+json": {"model_id": "n"}}),
+        nbformat.v4.new_output("stream", name="stdout", text=printed + "\n")]
+    nb.cells[0].execution_count = 1
+    path = root / "nb" / "panel.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def test_nbval_and_the_site_builder_share_one_execution(tmp_path, monkeypatch):
+    # measurement: with --nbcache-site the kernel runs as the site builder's (it prints "site"; without the option
+    # the same committed output fails), the panel's site-only parts are not compared, and the site builder reads
+    # that execution, bundle included; an execution the site builder keeps is what nbval then compares
+    notebook, cache = panel_notebook(tmp_path, "site"), tmp_path / "cache"
+    live = nbval(notebook, cache)
+    assert live.returncode == 1 and "Cell outputs differ" in live.stdout, live.stdout
+    shared = nbval(notebook, cache, "", "--nbcache-site")
+    assert shared.returncode == 0 and "1 passed" in shared.stdout, shared.stdout + shared.stderr
+    monkeypatch.setenv("NBCACHE_DIR", str(cache))
+    monkeypatch.setenv("PYTHONPATH", str(ROOT / "scripts"))  # the environment nbval's run had
+    with nbstore.shared_execution(notebook) as execution:
+        nb = execution.read()
+    assert nb is not None, "the site builder did not find nbval's execution"
+    assert "application/vnd.attnlib.panel-snapshot+json" in nb.cells[0].outputs[0]["data"]
+    nb.cells[0].outputs[1]["text"] = "kept by the site builder\n"
+    with nbstore.shared_execution(notebook) as execution:
+        execution.keep(nb)
+    replayed = nbval(notebook, cache, "", "--nbcache-site")
+    assert replayed.returncode == 1 and "kept by the site builder" in replayed.stdout, replayed.stdout
+
+
+def test_the_site_builder_does_not_wait_for_a_notebook_being_executed(tmp_path, monkeypatch):
+    # measurement: while one holder has a notebook's lock, a second one asking without waiting gets None at once
+    monkeypatch.setenv("NBCACHE_DIR", str(tmp_path / "cache"))
+    notebook = panel_notebook(tmp_path, "site")
+    with nbstore.shared_execution(notebook) as first:
+        assert first is not None
+        with nbstore.shared_execution(notebook, wait=False) as second:
+            assert second is None
+    with nbstore.shared_execution(notebook, wait=False) as again:
+        assert again is not None

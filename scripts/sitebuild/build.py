@@ -14,7 +14,7 @@ from attnlib.widgets.static import TEXT, text
 from .assets import asset_sources, copy_assets
 from .course import binder_base, binder_url, course_entries, index_notebook
 from .decks import DeckBrowser, can_fit, fit_deck, print_deck_check
-from .execute import execute_static
+from .execute import execute_all
 from .export import export
 
 
@@ -60,7 +60,7 @@ def build(notebooks: Iterable[Path], *, site: Optional[Path] = None, slides: Opt
     if site is None and slides is None:
         raise SystemExit("build_site: give --site DIR and/or --slides DIR")
     asset_sources()  # fail before the slow part if a package that ships the offline assets is missing
-    executed = {p.name: execute_static(p, cache_dir) if execute else nbformat.read(p, as_version=4) for p in paths}
+    executed = execute_all(paths, cache_dir) if execute else {p.name: nbformat.read(p, as_version=4) for p in paths}
     course = Course(course_entries(executed, paths, language), executed, site, slides, language, twin,
                     None if twin_pages is None else set(twin_pages) | {"index.html"})
     fit = can_fit() if fit is None else fit
