@@ -193,10 +193,27 @@ def ran(notebook, lab_runs):
     return lab_runs.get(notebook)
 
 
+# --------------------------------------------------------------------- the static site and decks: one build
+
+SITE_BUILD = ROOT / "build" / "test-site"
+
+
+@pytest.fixture(scope="session")
+def course_build(chromium) -> tuple[Path, Path]:
+    """(site, slides): the pages and decks of both editions, built once per session into build/test-site/ (as
+    `make site` builds them; executions cached in build/executed/), for tests/site_browser/ and tests/a11y/ alike."""
+    from attnlib.bench.a11y import build
+
+    try:
+        return build(SITE_BUILD, [])
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
 # Files that create the hub's system users and start hubs (tests/hub/, and tests/test_commands.py's make hub-bench):
 # one worker runs them one after the other, as a single run would.
 ONE_AFTER_THE_OTHER = ("tests/hub/", "tests/test_commands.py")
-# Files that build and look at the site and decks: one worker, which builds once, no one waiting.
+# Files that build and look at the site and decks: one worker, which builds once (`course_build`), no one waiting.
 SITE_FILES = ("tests/site_browser/", "tests/a11y/test_site_axe.py", "tests/a11y/test_motion_zoom.py")
 
 

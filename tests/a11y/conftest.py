@@ -1,6 +1,6 @@
-"""Fixtures for the accessibility tests: the site and the decks of both editions built once per session into
-build/a11y/built/ (execution cache build/executed, shared with tests/site_browser/), Debian's Chromium, and JupyterLab
-with each notebook run (tests/conftest.py's `ran`: the Run All that tests/browser/ looks at too).
+"""Fixtures for the accessibility tests: the site and the decks of both editions (tests/conftest.py's `course_build`:
+one build per session, shared with tests/site_browser/), Debian's Chromium, and JupyterLab with each notebook run
+(tests/conftest.py's `ran`: the Run All that tests/browser/ looks at too).
 
 Without /usr/bin/chromium (or playwright) the browser tests skip, except when CI is set: then they fail.
 AL_A11Y_BUILT=DIR checks a build already there (DIR/site and DIR/slides, e.g. `make site` into build/: DIR=build).
@@ -11,8 +11,6 @@ import os
 from pathlib import Path
 
 import pytest
-
-from attnlib.bench.a11y import build
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,12 +29,9 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 @pytest.fixture(scope="session")
-def built(chromium) -> tuple[Path, Path]:
-    """(site, slides): the pages and the decks of both editions, built once into build/a11y/built/."""
+def built(request) -> tuple[Path, Path]:
+    """(site, slides): the pages and the decks of both editions, built once per session (`course_build`)."""
     given = os.environ.get("AL_A11Y_BUILT")
     if given:
         return Path(given).resolve() / "site", Path(given).resolve() / "slides"
-    try:
-        return build(ROOT / "build" / "a11y" / "built", [])
-    except RuntimeError as exc:
-        pytest.fail(str(exc), pytrace=False)
+    return request.getfixturevalue("course_build")

@@ -1,4 +1,5 @@
-"""Fixtures for the static site in a browser: the site built once per session (both editions), Debian's Chromium.
+"""Fixtures for the static site in a browser: the site of both editions (tests/conftest.py's `course_build`, one
+build per session shared with tests/a11y/), Debian's Chromium.
 
 Without /usr/bin/chromium (or playwright) the tests skip, except when CI is set: then they fail.
 Screenshots land in build/site-browser/ (NN[_zh]_<control>_before.png / _after.png).
@@ -6,14 +7,11 @@ Screenshots land in build/site-browser/ (NN[_zh]_<control>_before.png / _after.p
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-from attnlib.bench.site import build_course_site  # noqa: E402
 
 SHOTS = ROOT / "build" / "site-browser"
 
@@ -32,13 +30,13 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 @pytest.fixture(scope="session")
-def site() -> Path:
-    """The course site (both editions when notebooks/zh/ exists), built into build/site-browser/site.
+def site(request) -> Path:
+    """The course site (both editions when notebooks/zh/ exists), built once per session (`course_build`).
 
     AL_SITE_BROWSER_SITE=DIR tests a site already built there instead (a development aid: `make site` output).
     """
     built = os.environ.get("AL_SITE_BROWSER_SITE")
-    return Path(built).resolve() if built else build_course_site(SHOTS / "site")
+    return Path(built).resolve() if built else request.getfixturevalue("course_build")[0]
 
 
 @pytest.fixture(scope="session")
