@@ -23,6 +23,9 @@ from roster_settings import RosterError, Settings
 COURSE_ID = "attention"
 SERVER_EXTENSIONS = ("formgrader", "validate_assignment", "assignment_list", "course_list")
 TEACHER_ONLY = ("formgrader", "create-assignment")  # lab plugins of @jupyter/nbgrader a student does not get
+# JupyterLab's "Would you like to get notified about official Jupyter news?" pop-up: off for the whole class
+# (it covered the corner of every student's first notebook, in the screenshots of a hub login)
+ANNOUNCEMENTS = "@jupyterlab/apputils-extension:announcements"
 
 NBGRADER_CONFIG = """# written by hub/homework.py (the class hub's nbgrader settings)
 import os
@@ -61,7 +64,8 @@ def write_config(settings: Settings, exchange: Path) -> dict[str, Path]:
                       for e in SERVER_EXTENSIONS}
         server = {"ServerApp": {"jpserver_extensions": extensions}}
         (folder / "jupyter_server_config.json").write_text(json.dumps(server))
-        disabled = {"@jupyter/nbgrader": False, **{f"@jupyter/nbgrader:{p}": role == "student" for p in TEACHER_ONLY}}
+        disabled = {"@jupyter/nbgrader": False, **{f"@jupyter/nbgrader:{p}": role == "student" for p in TEACHER_ONLY},
+                    ANNOUNCEMENTS: True}
         (folder / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": disabled}))
         for path in (base, folder, folder / "labconfig", *folder.rglob("*")):
             os.chmod(path, 0o755 if path.is_dir() else 0o644)
@@ -131,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         config = write_config(settings, ensure_exchange(exchange_root()))["teacher"]
         if args.command == "assignments":
             print(make_course(settings, teacher, config), end="")
-            print(f"In the hub, as {teacher}: Nbgrader > Formgrader (open it in its own tab if the frame stays blank): "
-                  "Generate, then Release, for each assignment.")
+            print(f"In the hub, as {teacher}: open <hub>/user/{teacher}/formgrader in a browser tab of its own (inside "
+                  "JupyterLab its frame stays empty), then Generate and Release each assignment.")
         else:
             text = export_grades(settings, teacher, config, args.out)
             print(f"{len(text.splitlines()) - 1} rows (student × assignment) written to {args.out}")
