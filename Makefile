@@ -91,14 +91,14 @@ check: $(STAMP)
 	@echo "== ruff check $(LINT_PATHS) =="
 	@$(BIN)/ruff check $(LINT_PATHS) || { echo "ruff found the problems above (many fix with '$(BIN)/ruff check --fix')"; exit 1; }
 	@echo "== unit tests: $(CHECK_TESTS) (no browser, hub or site-browser tests) =="
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not browser" $(CHECK_IGNORE) $(CHECK_TESTS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) -m "not browser" $(CHECK_IGNORE) $(CHECK_TESTS)
 	@notebooks='$(CHECK_NOTEBOOKS)'; \
 	if [ -z "$$notebooks" ]; then \
 	  notebooks=$$($(BIN)/python scripts/changed_notebooks.py $(if $(CHECK_BASE),--base '$(CHECK_BASE)')); fi; \
 	if [ "$$notebooks" = none ]; then notebooks=; fi; \
 	echo "== strict nbval of the notebooks whose inputs changed:" $${notebooks:-none} "=="; \
 	if [ -n "$$notebooks" ]; then \
-	  $(BIN)/python -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $$notebooks; \
+	  $(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $$notebooks; \
 	fi
 
 # Static edition (no kernel, no network): pages in build/site/ that link to the decks in build/slides/.
