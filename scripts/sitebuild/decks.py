@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -13,6 +18,7 @@ from attnlib.widgets.static import text
 
 from .export import export
 
+FIT_CACHE = Path(__file__).resolve().parents[2] / "build" / "deckfit"  # what fitting decided, per deck content
 ZOOM_MIN = 80  # percent: a cell is never scaled below this on a slide (smaller code is unreadable on a projector)
 
 # Measure slide i (hidden fragments take their place in the layout, so all of them count). For a slide taller
@@ -51,6 +57,11 @@ MEASURE_SLIDE_JS = r"""([i, show]) => {
 }"""
 
 
+# All slides in one call (measuring needs no navigation, so the rows are those of MEASURE_SLIDE_JS slide by slide).
+MEASURE_DECK_JS = ("(n) => { const one = " + MEASURE_SLIDE_JS
+                   + "; return Array.from({length: n}, (_, i) => one([i, false])); }")
+
+
 def can_fit() -> bool:
     """True when Chromium and playwright are there to measure decks."""
     import importlib.util
@@ -61,10 +72,11 @@ def can_fit() -> bool:
 class DeckBrowser:
     """Headless Chromium (Debian's) that opens decks from file:// at the projector size, with the network blocked."""
 
-    def __init__(self, width: int = 1280, height: int = 720) -> None:
+    def __init__(self, width: int = 1280, height: int = 720, cache: Optional[Path] = FIT_CACHE) -> None:
         from playwright.sync_api import sync_playwright
 
-        self.width, self.height = width, height
+        self.width, self.height, self.cache = width, height, cache
+        self._setting: Optional[str] = None
         self.playwright = sync_playwright().start()
         self.browser = self.playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                                        args=CHROMIUM_ARGS)
@@ -95,10 +107,53 @@ class DeckBrowser:
             page.wait_for_function("!window.MathJax || !MathJax.Hub || MathJax.Hub.queue.pending === 0",
                                    timeout=30_000)
             page.wait_for_timeout(300)
-            rows = [self._slide(page, deck, i, shots) for i in range(page.evaluate("Reveal.getSlides().length"))]
+            n = page.evaluate("Reveal.getSlides().length")
+            if shots is None:
+                rows = [dict(info, deck=deck.name, overflow=info["content"] > info["box"] + 2)
+                        for info in page.evaluate(MEASURE_DECK_JS, n)]
+            else:
+                rows = [self._slide(page, deck, i, shots) for i in range(n)]
         finally:
             page.close()
         return rows, {"deck": deck.name, "errors": errors, "blocked": blocked}
+
+    def setting(self) -> str:
+        """A hash of what besides the deck decides its measurement: this module, the viewport, Chromium, the fonts."""
+        if self._setting is None:
+            fc = shutil.which("fc-list")
+            fonts = subprocess.run([fc], capture_output=True, text=True).stdout if fc else ""
+            parts = [Path(__file__).read_text(encoding="utf-8"), f"{self.width}x{self.height}", self.browser.version,
+                     "\n".join(sorted(fonts.splitlines()))]
+            self._setting = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        return self._setting
+
+    def fit_key(self, deck: Path, assets: str, max_rounds: int) -> str:
+        """The cache key of fitting `deck` as first exported: its bytes, the assets files it loads, the setting."""
+        h = hashlib.sha256(f"{self.setting()}\0{deck.name}\0{max_rounds}\0".encode())
+        html = deck.read_bytes()
+        h.update(html)
+        for ref in sorted(set(re.findall(rb'(?:src|href)="([^"?#]+)', html))):
+            f = deck.parent / ref.decode()
+            if ref.decode().startswith(assets.rstrip("/") + "/") and f.is_file():
+                h.update(ref + b"\0" + f.read_bytes())
+        return h.hexdigest()
+
+    def cached_fit(self, key: str) -> Optional[dict]:
+        """What fitting decided for the deck of `key` before (None if never, or if the cache is off or unreadable)."""
+        f = self.cache / f"{key}.json" if self.cache is not None else None
+        try:
+            return json.loads(f.read_text(encoding="utf-8")) if f is not None and f.exists() else None
+        except (OSError, ValueError):
+            return None
+
+    def store_fit(self, key: str, fit: dict) -> None:
+        """Remember what fitting decided (written whole, so a parallel build never reads half a file)."""
+        if self.cache is None:
+            return
+        self.cache.mkdir(parents=True, exist_ok=True)
+        tmp = self.cache / f"{key}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(fit), encoding="utf-8")
+        tmp.replace(self.cache / f"{key}.json")
 
     @staticmethod
     def _slide(page, deck: Path, i: int, shots: Optional[Path]) -> dict:
@@ -212,11 +267,25 @@ def fit_deck(nb: nbformat.NotebookNode, out_file: Path, course: dict, browser: D
             cell["id"] = f"al-cell-{i}"
     nb.nbformat_minor = max(nb.nbformat_minor, 5)
     by_id = {f"cell-id={c.id}": i for i, c in enumerate(nb.cells)}
+    language = course.get("language", "en")
     broken: set[int] = set()
     zoomed: dict[int, int] = {}
+    steps: list[list] = []  # every change, in order: ["zoom", cell, pct] or ["break", cell]
+    key, done = None, 0  # done: how many of `steps` the deck as written has
     for _ in range(max_rounds):
-        added = len(broken)
+        added, done = len(broken), len(steps)
         counts = export(nb, out_file, "slides", course)
+        if key is None and browser.cache is not None:
+            key = browser.fit_key(out_file, course.get("assets", "assets"), max_rounds)
+            known = browser.cached_fit(key)
+            if known is not None:  # the same deck in the same setting was fitted before: the same changes
+                for step in known["steps"]:
+                    if step[0] == "zoom":
+                        set_zoom(nb.cells[step[1]], step[2])
+                    else:
+                        start_continuation(nb, step[1], language)
+                counts = export(nb, out_file, "slides", course) if known["steps"] else counts
+                return known["rows"], counts, known["added"]
         rows, summary = browser.measure(out_file)
         todo = {by_id[b] for r in rows if r["overflow"] for b in r["breaks"] if b in by_id} - broken
         shrink = {} if todo else zoom_steps(rows, by_id, zoomed)  # split as far as cells go first
@@ -225,7 +294,11 @@ def fit_deck(nb: nbformat.NotebookNode, out_file: Path, course: dict, browser: D
         for i, pct in shrink.items():
             set_zoom(nb.cells[i], pct)
             zoomed[i] = pct
+            steps.append(["zoom", i, pct])
         for i in sorted(todo):
-            start_continuation(nb, i, course.get("language", "en"))
+            start_continuation(nb, i, language)
             broken.add(i)
+            steps.append(["break", i])
+    if key is not None:
+        browser.store_fit(key, {"steps": steps[:done], "rows": rows + [summary], "added": added})
     return rows + [summary], counts, added
