@@ -49,6 +49,7 @@ def replay(item: IPyNbCell, outs: list | None) -> None:
     """nbval's IPyNbCell.runtest from the point where the kernel's outputs are in, with the kept outputs."""
     if item.options["skip"]:
         pytest.skip()
+    outs = coalesce_streams(outs)  # as nbval's runtest does: a site execution's stdout may come in several pieces
     item.test_outputs = outs
     unrun = item.cell.execution_count is None
     if unrun and item.cell.outputs:
