@@ -200,39 +200,71 @@ SITE_BUILD = ROOT / "build" / "test-site"
 
 @pytest.fixture(scope="session")
 def course_build(chromium) -> tuple[Path, Path]:
-    """(site, slides): the pages and decks of both editions, built once per session into build/test-site/ (as
-    `make site` builds them; executions cached in build/executed/), for tests/site_browser/ and tests/a11y/ alike."""
+    """(site, slides): the pages and decks of both editions, built into build/test-site/ (as `make site` builds them;
+    executions cached in build/executed/), for tests/site_browser/ and tests/a11y/ alike: once per test run, even
+    with two workers (the first to ask builds, holding a lock; the other waits, then reads what the run built)."""
+    import sys
+
     from attnlib.bench.a11y import build
 
-    try:
-        return build(SITE_BUILD, [])
-    except RuntimeError as exc:
-        pytest.fail(str(exc), pytrace=False)
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from nbstore import locked
+
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # the same in both workers of one `pytest -n 2`
+    marker = SITE_BUILD.parent / "test-site.run"  # "<run id> ok" or "<run id> failed: why"
+    with locked(SITE_BUILD):
+        said = marker.read_text(encoding="utf-8") if run and marker.exists() else ""
+        if said.startswith(f"{run} "):
+            if said != f"{run} ok":
+                pytest.fail(f"the site build of this run failed on the other worker: {said}", pytrace=False)
+            return SITE_BUILD / "site", SITE_BUILD / "slides"
+        marker.unlink(missing_ok=True)
+        try:
+            out = build(SITE_BUILD, [])
+        except RuntimeError as exc:
+            if run:
+                marker.write_text(f"{run} failed: {exc}", encoding="utf-8")
+            pytest.fail(str(exc), pytrace=False)
+        if run:
+            marker.write_text(f"{run} ok", encoding="utf-8")
+        return out
 
 
 # Files that create the hub's system users and start hubs (tests/hub/, and tests/test_commands.py's make hub-bench):
 # one worker runs them one after the other, as a single run would.
 ONE_AFTER_THE_OTHER = ("tests/hub/", "tests/test_commands.py")
-# Files that build and look at the site and decks: one worker, which builds once (`course_build`), no one waiting.
-SITE_FILES = ("tests/site_browser/", "tests/a11y/test_site_axe.py", "tests/a11y/test_motion_zoom.py")
+# Files that build and look at the site and decks: one worker, which builds once (`course_build`), handed out first
+# (the build is the longest single piece of work).
+SITE_FILES = ("tests/site_browser/", "tests/a11y/test_motion_zoom.py")
+# Files whose every test is a unit of its own: axe on one page or deck of that build. One test each (the fewest),
+# they are handed out last and keep both workers busy to the end.
+ONE_BY_ONE = ("tests/a11y/test_site_axe.py",)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """Under --dist loadfile, every test file goes to one worker (a notebook's cells share its kernel), the
-    ONE_AFTER_THE_OTHER files all to the same one, the SITE_FILES to one, and every LAB_MODULES test of one notebook
-    (node id ending in [<notebook id>]) to one: its single Run All."""
+    ONE_AFTER_THE_OTHER files all to the same one, the SITE_FILES to one (first), the ONE_BY_ONE tests each alone,
+    and every LAB_MODULES test of one notebook (node id ending in [<notebook id>]) to one: its single Run All.
+    Units go out largest (most tests) first, as xdist orders them, so the one-test units come last."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
     class Scheduling(LoadFileScheduling):
+        def _assign_work_unit(self, node) -> None:
+            if "site" in self.workqueue:
+                self.workqueue.move_to_end("site", last=False)
+            super()._assign_work_unit(node)
+
         def _split_scope(self, nodeid: str) -> str:
             file = super()._split_scope(nodeid)
             if file.startswith(ONE_AFTER_THE_OTHER):
                 return "hub"
             if file.startswith(SITE_FILES):
                 return "site"
+            if file.startswith(ONE_BY_ONE):
+                return nodeid
             if file in LAB_MODULES and nodeid.endswith("]") and "[" in nodeid:
                 return "lab[" + nodeid.rsplit("[", 1)[1]
             return file
