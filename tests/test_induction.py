@@ -92,9 +92,10 @@ def test_ablating_a_head_silences_only_that_head():
     x = torch.randn(3, 8, 8)  # [B, N, d_model]
     quiet = ablated(model, 0, 1)
     layer, copy_layer = model.layers[0], quiet.layers[0]
-    V = layer.split_heads(copy_layer.W_v(x))  # [B, 2, N, d_k]
-    assert float(V[:, 1].abs().max()) == 0.0 and torch.equal(V[:, 0], layer.split_heads(layer.W_v(x))[:, 0])
-    assert float(model.layers[0].W_v.weight.abs().min()) > 0  # the original is untouched
+    with torch.no_grad():
+        V = layer.split_heads(copy_layer.W_v(x))  # [B, 2, N, d_k]
+        assert float(V[:, 1].abs().max()) == 0.0 and torch.equal(V[:, 0], layer.split_heads(layer.W_v(x))[:, 0])
+        assert float(model.layers[0].W_v.weight.abs().min()) > 0  # the original is untouched
     with pytest.raises(ValueError, match="layer"):
         ablated(model, 2, 0)
     with pytest.raises(ValueError, match="head"):
