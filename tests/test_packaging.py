@@ -18,7 +18,7 @@ NOT_ON_BINDER = {
     "playwright": "drives Chromium for the browser tests, which run in CI, not on Binder",
     "pytest-playwright": "gives the browser tests their page fixtures; CI only",
     "ruff": "lints the code in `make test`; a developer tool, not needed to learn",
-    "jupyter-server-mathjax": "ships MathJax for `make site`/`make slides`, which build locally or in CI, "
+    "sphinx-mathjax-offline": "ships MathJax 3 for `make site`/`make slides`, which build locally or in CI, "
                               "not on Binder",
     "sphinx-revealjs": "ships reveal.js for `make slides`, which builds locally or in CI, not on Binder",
     "jupyterhub": "runs `make hub` on a teacher's server; repo2docker images already bring jupyterhub-singleuser",

@@ -226,7 +226,7 @@ def test_a_snapshot_note_shows_on_and_off_in_the_page_language():
 # ---------------------------------------------------------------- building pages and decks
 
 # The 'site' extra (make venv installs it). Without it the build tests skip, except in CI where they fail.
-SITE_PACKAGES = ("jupyter_server_mathjax", "sphinx_revealjs")
+SITE_PACKAGES = ("sphinx-mathjax-offline", "sphinx_revealjs")
 MISSING = [m for m in SITE_PACKAGES if importlib.util.find_spec(m) is None]
 
 TINY = "99_tiny.ipynb"
@@ -341,7 +341,11 @@ def test_plotly_mathjax_and_reveal_are_local_files(built):
         refs = local_references(page)
         names = {p.relative_to(page.parent).as_posix() for p in refs}
         assert "assets/plotly.min.js" in names, page
-        assert "assets/mathjax/MathJax.js" in names, page
+        assert "assets/mathjax/tex-chtml-full.js" in names, page
+        # what MathJax 3 loads by itself, not named in the page: the Safe extension and the fonts of its output
+        mathjax = page.parent / "assets" / "mathjax"
+        assert (mathjax / "ui" / "safe.js").exists(), page
+        assert (mathjax / "output" / "chtml" / "fonts" / "woff-v2" / "MathJax_Zero.woff").exists(), page
         missing = [p for p in refs if not p.exists()]
         assert missing == [], f"{page.name} loads files that are not there: {missing}"
     deck = built["slides"] / "99_tiny.html"

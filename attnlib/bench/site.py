@@ -41,9 +41,8 @@ MOVE_JS = r"""async ([id, k, to]) => {
   return performance.now() - t0;
 }"""
 
-# Resolves when MathJax has typeset the page (it works through the formulas in chunks for seconds after load, and
-# a move timed meanwhile would measure that too).
-MATHJAX_DONE_JS = "() => window.MathJax && MathJax.Hub ? new Promise(r => MathJax.Hub.Queue(r)) : null"
+# Resolves when MathJax 3 has typeset the page (its startup promise; a move timed before would measure that too).
+MATHJAX_DONE_JS = "() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null"
 
 PANELS_JS = r"""() => Object.keys(window.alStaticPanels || {}).map(id => {
   const p = window.alStaticPanels[id];

@@ -11,8 +11,8 @@ Run it as `python scripts/build_site.py` (`make site`, `make slides`; options in
   Binder link into each static-panel note, and replaces any other widget view with such a note.
 - export.py: nbconvert's lab template (pages) and reveal template (decks) render the notebooks; our templates
   (scripts/site_templates/) strip every CDN script and point MathJax, plotly.js and reveal.js at assets/.
-- assets.py: that folder, copied from pip packages: plotly (plotly.min.js), jupyter-server-mathjax
-  (MathJax 2.7) and sphinx-revealjs (reveal.js 5). Nothing is fetched from the network.
+- assets.py: that folder, copied from pip packages: plotly (plotly.min.js), sphinx-mathjax-offline
+  (MathJax 3.2, its CommonHTML output) and sphinx-revealjs (reveal.js 5). Nothing is fetched from the network.
 - decks.py: where /usr/bin/chromium exists, each deck is measured at 1280x720 (the projector): a slide that runs
   off the bottom continues on a labelled continuation slide, a cell too tall for any slide is scaled down (to
   80 % at most) and scrolls; what still does not fit is printed.

@@ -1,4 +1,4 @@
-"""The assets/ folder next to the pages: plotly.js, MathJax 2.7, reveal.js and our CSS, all from pip packages.
+"""The assets/ folder next to the pages: plotly.js, MathJax 3.2, reveal.js and our CSS, all from pip packages.
 
 The code's colours come from CODE_STYLE, a Pygments theme of accessible-pygments made for WCAG AA contrast (the
 one the Jupyter and PyData themes use), written as assets/code_a11y.css over JupyterLab's own highlighting."""
@@ -55,16 +55,31 @@ def package_dir(module: str) -> Path:
 
 
 def asset_sources() -> dict[str, Path]:
-    """Paths of plotly.min.js, the MathJax 2.7 folder and the reveal.js folder inside installed packages."""
+    """Paths of plotly.min.js, the MathJax 3.2 folder and the reveal.js folder inside installed packages."""
     sources = {
         "plotly.min.js": package_dir("plotly") / "package_data" / "plotly.min.js",
-        "mathjax": package_dir("jupyter_server_mathjax") / "static",
+        "mathjax": package_dir("sphinx-mathjax-offline") / "static" / "mathjax",
         "reveal": package_dir("sphinx_revealjs") / "_static" / "revealjs",
     }
     for name, path in sources.items():
         if not path.exists():
             raise SystemExit(f"build_site: expected {name} at {path}, not found (package layout changed?)")
     return sources
+
+
+MATHJAX_FILES = ("tex-chtml-full.js", "ui/safe.js", "output/chtml/fonts/woff-v2")  # all the pages load (1.7 MB)
+
+
+def copy_mathjax(src: Path, dest: Path) -> None:
+    """Copy the MathJax 3 files the pages load (MATHJAX_FILES, see common/mathjax_local.html.j2) into `dest`,
+    replacing what was there."""
+    shutil.rmtree(dest, ignore_errors=True)
+    for name in MATHJAX_FILES:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        if (src / name).is_dir():
+            shutil.copytree(src / name, dest / name)
+        else:
+            shutil.copy2(src / name, dest / name)
 
 
 def copy_assets(out: Path, *, reveal: bool) -> Path:
@@ -74,8 +89,7 @@ def copy_assets(out: Path, *, reveal: bool) -> Path:
     assets.mkdir(parents=True, exist_ok=True)
     src = asset_sources()
     shutil.copy2(src["plotly.min.js"], assets / "plotly.min.js")
-    mathjax_skip = shutil.ignore_patterns("SVG", "*.map")  # we use the HTML-CSS output only
-    shutil.copytree(src["mathjax"], assets / "mathjax", dirs_exist_ok=True, ignore=mathjax_skip)
+    copy_mathjax(src["mathjax"], assets / "mathjax")
     for css in ("course.css", "course_slides.css", "static_panel.js"):
         shutil.copy2(TEMPLATES / "common" / css, assets / css)
     shutil.copy2(VIEW / "panel_view.css", assets / "panel_view.css")

@@ -104,8 +104,7 @@ class DeckBrowser:
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(deck.as_uri())
             page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=30_000)
-            page.wait_for_function("!window.MathJax || !MathJax.Hub || MathJax.Hub.queue.pending === 0",
-                                   timeout=30_000)
+            page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")  # typeset
             page.wait_for_timeout(300)
             n = page.evaluate("Reveal.getSlides().length")
             if shots is None:
