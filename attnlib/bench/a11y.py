@@ -60,11 +60,18 @@ ONE_PER_STYLE_JS = r"""() => {
   return [kept, skipped];
 }"""
 
-# Resolves when MathJax (2: its queue; 3: its startup promise) has typeset the page and reveal.js (on a deck) is ready.
+# Resolves when MathJax (2: its queue; 3: its startup promise) has typeset the page and reveal.js (on a deck) is ready;
+# in reveal.js's print view, also once it has laid the slides out as pages (that can end after "ready"; waits 30 s at most).
 SETTLED_JS = r"""async () => {
   if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
   else if (window.MathJax && MathJax.Hub) { await new Promise(r => MathJax.Hub.Queue(r)); }
   if (window.Reveal && !Reveal.isReady()) { await new Promise(r => Reveal.on("ready", r)); }
+  if (window.Reveal && Reveal.isPrintView()) {
+    const end = performance.now() + 30000;
+    while (!document.querySelector(".pdf-page") && performance.now() < end) {
+      await new Promise(r => setTimeout(r, 50));
+    }
+  }
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   return !!window.Reveal;
 }"""
