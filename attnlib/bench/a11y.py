@@ -61,7 +61,7 @@ ONE_PER_STYLE_JS = r"""() => {
 }"""
 
 # Resolves when MathJax (2: its queue; 3: its startup promise) has typeset the page and reveal.js (on a deck) is ready;
-# in reveal.js's print view, also once it has laid the slides out as pages (that can end after "ready"; waits 30 s at most).
+# in reveal.js's print view, also once it has laid the slides out as pages (that can end after "ready"; 30 s at most).
 SETTLED_JS = r"""async () => {
   if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
   else if (window.MathJax && MathJax.Hub) { await new Promise(r => MathJax.Hub.Queue(r)); }
