@@ -243,8 +243,15 @@ def test_make_site_and_slides_of_notebook_01(tmp_path):
 
 
 def test_script_help():
-    for script in ("scripts/cpu_audit.py", "scripts/cpu_variants.py"):
+    for script in ("scripts/cpu_audit.py", "scripts/cpu_variants.py", "scripts/execute_notebooks.py"):
         assert "usage" in run(sys.executable, script, "--help", timeout=60)
+
+
+def test_execute_notebooks_names_a_bad_path():
+    done = subprocess.run([sys.executable, "scripts/execute_notebooks.py", "notebooks/no_such.ipynb"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "notebooks: notebooks/no_such.ipynb is not a notebook file" in done.stderr, done.stderr
 
 
 def test_execute_notebooks_on_a_copy_of_01(tmp_path):
