@@ -19,6 +19,7 @@ a lock per notebook, so that the one who comes first executes and the other read
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from pathlib import Path
 
 import nbformat
@@ -95,11 +96,11 @@ class NbCache:
         """Take the notebook's lock; with a kept execution, no kernel (and the lock back); else a kernel, the lock
         held until its last cell (the site builder waits for it)."""
         state = self.files[nb]
-        lock = locked(state["entry"])
-        lock.__enter__()
+        lock = ExitStack()  # held from this setup to the last cell's teardown (release)
+        lock.enter_context(locked(state["entry"]))
         state["kept"] = read_entry(state["entry"], state["key"], sum(1 for c in nb.nb.cells if c.cell_type == "code"))
         if state["kept"] is not None:
-            lock.__exit__(None, None, None)
+            lock.close()
             nb.setup_sanitize_files()  # no kernel: the sanitizing rules only
             return
         state["lock"] = lock
@@ -155,7 +156,7 @@ class NbCache:
     def release(state: dict) -> None:
         """Give the notebook's lock back (the site builder may read or execute it now)."""
         if state.get("lock") is not None:
-            state["lock"].__exit__(None, None, None)
+            state["lock"].close()
             state["lock"] = None
 
     def pytest_sessionfinish(self) -> None:
