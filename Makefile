@@ -78,14 +78,16 @@ test: $(STAMP)
 	exit $$status
 
 # The fast loop (issue 23): ruff, the unit tests (not the browser, hub or site-browser tests, not this file's
-# command smoke test tests/test_commands.py), then strict nbval of only the notebooks whose inputs changed against
-# main's merge-base, committed or not (scripts/changed_notebooks.py says which: any attnlib change means all).
+# command smoke test tests/test_commands.py, not tests/test_testcache.py's pytest runs), then strict nbval of only
+# the notebooks whose inputs changed against main's merge-base, committed or not (scripts/changed_notebooks.py says
+# which: any attnlib change means all).
 # CHECK_BASE=<rev> compares with another commit; CHECK_NOTEBOOKS='a.ipynb b.ipynb' (or none) names them instead;
 # CHECK_TESTS=<paths> runs other unit tests.
 CHECK_BASE ?=
 CHECK_TESTS ?= tests
 CHECK_NOTEBOOKS ?=
-CHECK_IGNORE := --ignore=tests/browser --ignore=tests/hub --ignore=tests/site_browser --ignore=tests/test_commands.py
+CHECK_IGNORE := --ignore=tests/browser --ignore=tests/hub --ignore=tests/site_browser --ignore=tests/test_commands.py \
+  --ignore=tests/test_testcache.py
 
 check: $(STAMP)
 	@echo "== ruff check $(LINT_PATHS) =="

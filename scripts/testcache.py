@@ -2,12 +2,14 @@
 run again.
 
 After a test file under tests/ ran in full and every test of it passed (or skipped), its outcomes are kept in
-build/testcache/ under a key: the hash of every file of the checkout (tracked, and untracked but not ignored:
-`git ls-files -co --exclude-standard`), every installed distribution, Python, the CPU (nbcache.py's identity), the
-system's packages (/var/lib/dpkg/status: Chromium, fonts, Node.js), the whole environment but a few per-shell
-variables, and the file's name. A later run whose key matches reports each of the file's tests with its kept
-outcome, without running it (the summary says how many); any change anywhere in the checkout runs them all.
-The notebooks are nbcache.py's (a key per notebook). CI starts from a clean clone: nothing is kept there.
+build/testcache/ (TESTCACHE_DIR moves it) under a key: the hash of every file of the checkout (tracked, and
+untracked but not ignored: `git ls-files -co --exclude-standard`), every installed distribution, Python, the CPU
+(nbcache.py's identity), the system's packages (/var/lib/dpkg/status: Chromium, fonts, Node.js), the whole
+environment but a few per-shell variables, and the file's name. A later run whose key matches reports each of the
+file's tests with its kept outcome, without running it (the summary says how many); any change anywhere in the
+checkout runs them all. Under xdist the controller keeps, from every worker's reports, so a file whose tests were
+spread over both workers is kept too; the workers replay. The notebooks are nbcache.py's (a key per notebook). CI
+starts from a clean clone: nothing is kept there.
 `make test` loads it; TESTCACHE=0 turns it off.
 """
 from __future__ import annotations
@@ -60,41 +62,55 @@ def session_key(root: Path = ROOT) -> str | None:
 
 
 class TestCache:
-    """The plugin: replays a file's kept outcomes at collection time, keeps a file's outcomes when it finishes."""
+    """The plugin: replays a file's kept outcomes at collection time; keeps a file's outcomes when the run ends."""
 
     __test__ = False  # not a test class
 
-    def __init__(self, key: str, partial: bool):
+    def __init__(self, key: str, partial: bool, keeper: bool):
         self.key = key
-        self.partial = partial  # tests named on the command line (file::test): keep nothing
-        self.dir = ROOT / "build" / "testcache"
-        self.collected: dict[str, int] = {}  # test file -> tests collected in it (before -k/-m deselection)
-        self.files: dict[str, dict] = {}  # test file -> {"kept": {nodeid: outcome} or None, "outcomes": {...}}
+        self.partial = partial  # tests named or selected on the command line (file::test, -k, -m): keep nothing
+        self.keeper = keeper  # sees every test's report: the one process, or xdist's controller (not its workers)
+        self.dir = Path(os.environ.get("TESTCACHE_DIR") or ROOT / "build" / "testcache")
+        self.collected: dict[str, set[str]] = {}  # test file -> its tests' ids
+        self.outcomes: dict[str, dict[str, list]] = {}  # test file -> {test id: ["passed"] or ["skipped", reason]}
+        self.failed: set[str] = set()  # test files with a failure, an error or an xfail
         self.replayed = 0
 
     def entry(self, file: str) -> Path:
         return self.dir / (file.replace("/", "__") + ".json")
 
-    def pytest_itemcollected(self, item: pytest.Item) -> None:
-        self.collected[self.file_of(item)] = self.collected.get(self.file_of(item), 0) + 1
+    @staticmethod
+    def file_of(nodeid: str) -> str:
+        return nodeid.split("::")[0]
 
     @staticmethod
-    def file_of(item: pytest.Item) -> str:
-        return item.nodeid.split("::")[0]
-
-    def mine(self, item: pytest.Item) -> bool:
+    def mine(nodeid: str) -> bool:
         """Tests under tests/ (the notebooks' cells are nbcache.py's)."""
-        return self.file_of(item).startswith("tests/")
+        return nodeid.startswith("tests/")
+
+    def collect(self, nodeid: str) -> None:
+        if self.mine(nodeid):
+            self.collected.setdefault(self.file_of(nodeid), set()).add(nodeid)
+
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        if self.keeper:  # without xdist: every test, before -k/-m deselection
+            self.collect(item.nodeid)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        for nodeid in ids:  # xdist's controller: what each worker collected (the same list from each)
+            self.collect(nodeid)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        kept_by_file: dict[str, dict | None] = {}
         for item in items:
-            if not self.mine(item):
+            if not self.mine(item.nodeid):
                 continue
-            file = self.file_of(item)
-            if file not in self.files:
-                self.files[file] = {"kept": self.load(file), "outcomes": {}, "ok": True}
-            kept = self.files[file]["kept"]
+            file = self.file_of(item.nodeid)
+            if file not in kept_by_file:
+                kept_by_file[file] = self.load(file)
+            kept = kept_by_file[file]
             if kept is not None and item.nodeid in kept:
                 outcome = kept[item.nodeid]
                 item.setup = lambda: None  # no fixtures: nothing is started for a test that does not run
@@ -108,35 +124,32 @@ class TestCache:
             return None
         return kept["tests"] if kept.get("key") == self.key else None
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        outcome = yield
-        state = self.files.get(self.file_of(item)) if self.mine(item) else None
-        if state is None or state["kept"] is not None:
-            return
-        report = outcome.get_result()
-        if report.failed or hasattr(report, "wasxfail"):
-            state["ok"] = False
-        elif report.skipped and item.nodeid not in state["outcomes"]:
-            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-            state["outcomes"][item.nodeid] = ["skipped", reason.removeprefix("Skipped: ")]
-        elif report.when == "call" and report.passed:
-            state["outcomes"][item.nodeid] = ["passed"]
-
-    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
-        file = self.file_of(item)
-        state = self.files.get(file) if self.mine(item) else None
-        if state is None or state["kept"] is not None or (nextitem is not None and self.file_of(nextitem) == file):
-            return
-        if state["ok"] and not self.partial and len(state["outcomes"]) == self.collected.get(file):
-            self.dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.entry(file).with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"key": self.key, "tests": state["outcomes"]}), encoding="utf-8")
-            tmp.replace(self.entry(file))
-
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" and ("testcache", "kept") in report.user_properties:
             self.replayed += 1
+        if not self.keeper or not self.mine(report.nodeid):
+            return
+        file, outcomes = self.file_of(report.nodeid), self.outcomes.setdefault(self.file_of(report.nodeid), {})
+        if report.failed or hasattr(report, "wasxfail"):
+            self.failed.add(file)
+        elif report.skipped and report.nodeid not in outcomes:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            outcomes[report.nodeid] = ["skipped", reason.removeprefix("Skipped: ")]
+        elif report.when == "call" and report.passed:
+            outcomes[report.nodeid] = ["passed"]
+
+    def pytest_sessionfinish(self) -> None:
+        """Keep each file whose every test passed or skipped in this run, on whichever worker it ran."""
+        if not self.keeper or self.partial:
+            return
+        for file, tests in self.collected.items():
+            outcomes = self.outcomes.get(file, {})
+            if file in self.failed or set(outcomes) != tests:
+                continue
+            self.dir.mkdir(parents=True, exist_ok=True)
+            tmp = self.entry(file).with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"key": self.key, "tests": outcomes}), encoding="utf-8")
+            tmp.replace(self.entry(file))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.replayed:
@@ -150,5 +163,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     key = session_key()
     if key is not None:
-        partial = any("::" in str(arg) for arg in config.args)
-        config.pluginmanager.register(TestCache(key, partial), "testcache-plugin")
+        opt = config.option
+        partial = (any("::" in str(arg) for arg in config.args) or bool(getattr(opt, "keyword", ""))
+                   or bool(getattr(opt, "markexpr", "")) or bool(getattr(opt, "deselect", None)))
+        keeper = not hasattr(config, "workerinput")  # xdist's workers have it; they replay, the controller keeps
+        config.pluginmanager.register(TestCache(key, partial, keeper), "testcache-plugin")
