@@ -32,7 +32,8 @@ def run_pytest(folder: Path, *args: str, **env: str) -> str:
         [sys.executable, "-m", "pytest", "-p", "testcache", "-p", "no:cacheprovider", "-n", "2", "--dist", "load",
          "tests", *args],
         cwd=folder, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "scripts"), "RUN_LOG": str(folder / "log.txt"),
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},  # not this run's xdist worker's
+             "PYTHONPATH": str(ROOT / "scripts"), "RUN_LOG": str(folder / "log.txt"),
              "TESTCACHE_DIR": str(folder / "cache"), **env})
     return done.stdout + done.stderr
 
